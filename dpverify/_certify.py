@@ -1,0 +1,154 @@
+"""Certified comparison of one neighbouring pair with an (epsilon, delta) claim.
+
+The float64 search in :mod:`dpverify.checker` finds the pairs whose privacy loss is near the claim;
+this module decides them soundly. Every probability is turned into an mpmath interval that
+contains its exact value:
+
+* ``int``, ``Fraction``, sympy rationals and floats are exact (a float *is* a binary rational);
+* other sympy numbers (``exp(-1/2)/(1 + exp(-1/2))``) are evaluated by sympy's adaptive ``evalf``
+  to ``digits`` significant digits and widened by ``10**(5 - digits)`` relative;
+* mpmath intervals are taken as they are.
+
+The directed hockey-stick value ``sum_o max(0, P(o) - e^eps Q(o))`` is then enclosed in an
+interval; precision grows (128 -> 1024 bits) until the interval lies on one side of ``delta``. A
+term whose interval still straddles 0 at the top precision is proved to be exactly 0 with sympy
+(``P(o) = e^eps Q(o)``, e.g. randomized response at exactly its epsilon); otherwise the pair is
+*undecided*, which the checker reports as not holding (it never says "private" without proof).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import sympy
+
+__all__ = ["PairCertificate", "certify_pair", "to_interval", "effective_claim"]
+
+_PRECISIONS = (128, 256, 512, 1024)
+_TOLERANCE_FLOAT_CLAIM = Fraction(1, 2**50)
+
+
+def effective_claim(value: Any) -> Any:
+    """The exact value a claim stands for.
+
+    Exact claims (int, Fraction, sympy) are taken as they are. A float claim is read as "this
+    value up to its own rounding": it is widened by a relative ``2**-50`` (a few units in the last
+    place), so ``epsilon=math.log(3)`` stands for ln 3 whichever way the float was rounded.
+    """
+    if isinstance(value, float):
+        return Fraction(value) * (1 + _TOLERANCE_FLOAT_CLAIM)
+    if isinstance(value, sympy.Basic) and value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    return value
+
+
+def to_interval(value: Any, digits: int):
+    """An mpmath interval (in the current ``mpmath.iv`` precision) containing ``value``."""
+    iv = mpmath.iv
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int):
+        return iv.mpf(value)
+    if isinstance(value, float):
+        return iv.mpf(value)
+    if isinstance(value, Fraction):
+        return iv.mpf(value.numerator) / iv.mpf(value.denominator)
+    if isinstance(value, mpmath.mpf):
+        return iv.mpf(value)
+    if isinstance(value, sympy.Basic):
+        if value.is_Rational:
+            return iv.mpf(int(value.p)) / iv.mpf(int(value.q))
+        approx = sympy.N(value, digits)
+        centre = iv.mpf(str(approx))
+        radius = abs(centre) * iv.mpf(10) ** (5 - digits) + iv.mpf(10) ** (-3 * digits)
+        return iv.mpf([(centre - radius).a, (centre + radius).b])
+    if hasattr(value, "a") and hasattr(value, "b"):  # already an interval
+        return value
+    return iv.mpf(float(value))
+
+
+def _to_sympy(value: Any) -> sympy.Expr:
+    if isinstance(value, float):
+        return sympy.Rational(Fraction(value).numerator, Fraction(value).denominator)
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    return sympy.sympify(value)
+
+
+def _is_exactly_zero(p: Any, q: Any, epsilon: Any) -> bool:
+    try:
+        expr = _to_sympy(p) - sympy.exp(_to_sympy(epsilon)) * _to_sympy(q)
+        return bool(sympy.simplify(expr) == 0)
+    except (TypeError, ValueError, sympy.SympifyError):
+        return False
+
+
+@dataclass(frozen=True)
+class PairCertificate:
+    """The certified verdict on one ordered pair ``(P, Q)``.
+
+    Attributes:
+        holds: True when ``P(S) <= e^eps Q(S) + delta`` for every S is proved; False when a set S
+            with ``P(S) > e^eps Q(S) + delta`` is proved; None when undecided.
+        output_set: the witness set ``S`` (outcomes whose term is proved positive).
+        p_mass, q_mass: ``P(S)``, ``Q(S)`` (exact where the inputs were exact).
+        excess_low: a certified lower bound of ``P(S) - e^eps Q(S) - delta`` (as a float).
+    """
+
+    holds: bool | None
+    output_set: frozenset
+    p_mass: Any
+    q_mass: Any
+    excess_low: float
+
+
+def certify_pair(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon: Any, delta: Any) -> PairCertificate:
+    """Decide the directed claim ``P(S) <= e^eps Q(S) + delta`` for all S, soundly."""
+    outcomes = list(p.keys())
+    epsilon = effective_claim(epsilon)
+    delta = effective_claim(delta)
+    proved_zero: set[Hashable] = set()
+    old_precision = mpmath.iv.prec
+    try:
+        for bits in _PRECISIONS:
+            mpmath.iv.prec = bits
+            digits = int(bits * 0.30103) - 2
+            factor = mpmath.iv.exp(to_interval(epsilon, digits))
+            bound = to_interval(delta, digits)
+            upper = mpmath.iv.mpf(0)
+            lower = mpmath.iv.mpf(0)
+            positive, straddling = [], []
+            for o in outcomes:
+                term = to_interval(p[o], digits) - factor * to_interval(q.get(o, 0), digits)
+                if term.b <= 0 or o in proved_zero:
+                    continue
+                upper += mpmath.iv.mpf(term.b)
+                if term.a > 0:
+                    lower += mpmath.iv.mpf(term.a)
+                    positive.append(o)
+                else:
+                    straddling.append(o)
+            if upper.b <= bound.a:
+                return PairCertificate(True, frozenset(positive), *_masses(p, q, positive), float(lower.a - bound.b))
+            if lower.a > bound.b:
+                return PairCertificate(False, frozenset(positive), *_masses(p, q, positive), float(lower.a - bound.b))
+            if bits == _PRECISIONS[-1] or straddling:
+                for o in straddling:
+                    if o not in proved_zero and _is_exactly_zero(p[o], q.get(o, 0), epsilon):
+                        proved_zero.add(o)
+        return PairCertificate(None, frozenset(positive), *_masses(p, q, positive), float(lower.a - bound.b))
+    finally:
+        mpmath.iv.prec = old_precision
+
+
+def _masses(p: Mapping, q: Mapping, outcomes: list) -> tuple[Any, Any]:
+    if not outcomes:
+        return 0, 0
+    p_mass = sum((p[o] for o in outcomes[1:]), p[outcomes[0]])
+    q_values = [q.get(o, 0) for o in outcomes]
+    q_mass = sum(q_values[1:], q_values[0])
+    return p_mass, q_mass
