@@ -1,0 +1,34 @@
+"""dpverify: exact, property-based verification of differential-privacy claims.
+
+The public surface is small: :func:`verify` decides a claim exhaustively and soundly,
+:func:`analyze` exposes the worst-case privacy loss, profile and stability of an instance, and
+:class:`Distribution` is what mechanisms return.
+"""
+
+from dpverify.checker import (
+    Analysis,
+    VerificationResult,
+    Witness,
+    analyze,
+    check_exchangeable,
+    exchangeable,
+    verify,
+)
+from dpverify.distribution import Distribution
+from dpverify.errors import DpverifyError, EnumerationTooLarge, InvalidArgument
+
+__all__ = [
+    "verify",
+    "analyze",
+    "exchangeable",
+    "check_exchangeable",
+    "Analysis",
+    "VerificationResult",
+    "Witness",
+    "Distribution",
+    "DpverifyError",
+    "InvalidArgument",
+    "EnumerationTooLarge",
+]
+
+__version__ = "0.1.0"
