@@ -1,0 +1,166 @@
+"""Audit runner: every registered claim on its default instance, as a table of results.
+
+An :class:`AuditCase` names a claim of ``CLAIMS.md`` (``"C1"``), the mechanism it is checked on,
+the instance parameters and a ``run`` function that measures the instance exactly and returns a
+:class:`Measurement`. Mutants (mechanism names starting with ``mutant_``) carry the claim of the
+mechanism they break and are *expected* to violate it; an audit passes when every row's verdict
+matches its expectation. Cases marked ``measured_only`` (findings such as C8's baselines) report
+numbers without an expectation.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["AuditCase", "Measurement", "AuditRow", "run_audit", "format_table"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What one audit case measured.
+
+    Attributes:
+        epsilon_star: worst-case epsilon measured (pure eps*, or eps at which delta* is read).
+        delta_star: worst-case delta at the claimed epsilon (0.0 for pure claims that hold).
+        claimed_epsilon, claimed_delta: the claim's explicit constants on this instance.
+        holds: the certified verdict (None for measured-only rows).
+        witness: a printable witness when violated.
+        details: extra figures for the report (slack, sweep rows, per-step values).
+    """
+
+    epsilon_star: float
+    delta_star: float
+    claimed_epsilon: float
+    claimed_delta: float
+    holds: bool | None
+    witness: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One row of the audit: a claim checked on one instance."""
+
+    claim: str
+    mechanism: str
+    parameters: dict[str, Any]
+    run: Callable[[], Measurement]
+    description: str = ""
+    measured_only: bool = False
+
+    @property
+    def expect_violation(self) -> bool:
+        return self.mechanism.startswith("mutant_")
+
+    @property
+    def instance(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.parameters.items())
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    case: AuditCase
+    measurement: Measurement
+    seconds: float
+
+    @property
+    def as_expected(self) -> bool:
+        if self.case.measured_only or self.measurement.holds is None:
+            return True
+        return self.measurement.holds != self.case.expect_violation
+
+    @property
+    def verdict(self) -> str:
+        holds = self.measurement.holds
+        if self.case.measured_only or holds is None:
+            return "measured"
+        text = "holds" if holds else "VIOLATED"
+        if self.case.expect_violation:
+            text += " (expected)" if not holds else " (MUTANT MISSED)"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.measurement
+        return {
+            "claim": self.case.claim,
+            "mechanism": self.case.mechanism,
+            "parameters": self.case.parameters,
+            "epsilon_star": _finite(m.epsilon_star),
+            "delta_star": _finite(m.delta_star),
+            "claimed_epsilon": _finite(m.claimed_epsilon),
+            "claimed_delta": _finite(m.claimed_delta),
+            "holds": m.holds,
+            "expected_violation": self.case.expect_violation,
+            "measured_only": self.case.measured_only,
+            "as_expected": self.as_expected,
+            "seconds": round(self.seconds, 4),
+            "description": self.case.description,
+            "witness": m.witness,
+            "details": m.details,
+        }
+
+
+def _finite(value: float) -> float | str:
+    """JSON has no infinity: +inf is written as the string "inf"."""
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    return value
+
+
+def run_audit(
+    cases: Iterable[AuditCase],
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> list[AuditRow]:
+    """Run every case in order, timing each."""
+    rows = []
+    cases = list(cases)
+    for index, case in enumerate(cases, 1):
+        if progress is not None:
+            progress(f"[{index}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance})")
+        started = time.perf_counter()
+        measurement = case.run()
+        rows.append(AuditRow(case, measurement, time.perf_counter() - started))
+    return rows
+
+
+def _number(value: float) -> str:
+    if isinstance(value, str):
+        return value
+    if math.isinf(value):
+        return "inf"
+    return f"{value:.4g}"
+
+
+def format_table(rows: Sequence[AuditRow]) -> str:
+    """A fixed-width text table: claim, mechanism, instance, eps*, claimed eps, delta*, claimed delta,
+    verdict, seconds."""
+    header = ("claim", "mechanism", "instance", "eps*", "claim eps", "delta*", "claim delta", "verdict", "s")
+    body = [
+        (
+            r.case.claim,
+            r.case.mechanism,
+            r.case.instance if len(r.case.instance) <= 48 else r.case.instance[:45] + "...",
+            _number(r.measurement.epsilon_star),
+            _number(r.measurement.claimed_epsilon),
+            _number(r.measurement.delta_star),
+            _number(r.measurement.claimed_delta),
+            r.verdict,
+            f"{r.seconds:.2f}",
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in body]
+    return "\n".join(lines)
+
+
+def stderr_progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,170 @@
+"""Command line: ``dpverify check``, ``dpverify audit``, ``dpverify list``.
+
+Exit codes: 0 the claim holds (audit: every row as expected), 1 violated (the witness is printed),
+2 usage error (bad arguments, unknown callable, invalid input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import sympy
+
+from dpverify.errors import InvalidArgument
+
+__all__ = ["main"]
+
+
+def _parse_number(text: str, name: str) -> Any:
+    """A float literal stays a float; anything else (``log(3)``, ``1/3``) is an exact sympy value."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        value = sympy.sympify(text, rational=True)
+    except (sympy.SympifyError, SyntaxError, TypeError):
+        raise InvalidArgument(f"--{name} must be a number or an expression like log(3), got {text!r}.") from None
+    if value.free_symbols or not value.is_real:
+        raise InvalidArgument(f"--{name} must be a real number, got {text!r}.")
+    return value
+
+
+def _load_callable(spec: str) -> Any:
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise InvalidArgument(f"mechanism must be given as MODULE:CALLABLE, got {spec!r}.")
+    sys.path.insert(0, "")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise InvalidArgument(f"cannot import module {module_name!r}: {error}.") from None
+    target: Any = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise InvalidArgument(f"module {module_name!r} has no attribute {attribute!r}.") from None
+    if not callable(target):
+        raise InvalidArgument(f"{spec} is not callable.")
+    return target
+
+
+def _parse_records(args: argparse.Namespace) -> tuple:
+    from dpverify.domains import labeled_records
+
+    if args.domain_size is not None:
+        return labeled_records(args.domain_size)
+    if args.records is None:
+        raise InvalidArgument("give the record universe: --records '[0, 1]' or --domain-size 3.")
+    try:
+        value = ast.literal_eval(args.records)
+    except (ValueError, SyntaxError):
+        raise InvalidArgument(
+            f"--records must be a Python literal list such as '[0, 1]' or '[(0, 0), (0, 1)]', got {args.records!r}."
+        ) from None
+    if not isinstance(value, (list, tuple)):
+        raise InvalidArgument(f"--records must be a list, got {args.records!r}.")
+    return tuple(value)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from dpverify.checker import verify
+
+    mechanism = _load_callable(args.mechanism)
+    result = verify(
+        mechanism,
+        records=_parse_records(args),
+        n=args.n,
+        epsilon=_parse_number(args.epsilon, "epsilon"),
+        delta=_parse_number(args.delta, "delta"),
+        neighbors=args.neighbors,
+        exchangeable=True if args.exchangeable else None,
+        max_pairs=args.max_pairs,
+        progress=args.progress,
+    )
+    print(result.summary())
+    return 0 if result.holds else 1
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from dpverify.audit import format_table, run_audit, stderr_progress
+    from dpverify.report import audit_document, write_reports
+    from mechanisms.registry import audit_cases
+
+    cases = audit_cases()
+    if args.claim:
+        wanted = {c.upper() for c in args.claim}
+        cases = [c for c in cases if c.claim.upper() in wanted or c.claim.split("(")[0].upper() in wanted]
+        if not cases:
+            raise InvalidArgument(f"no audit case for --claim {args.claim}; see `dpverify list`.")
+    rows = run_audit(cases, progress=None if args.quiet or args.format == "json" else stderr_progress)
+    if args.format == "json":
+        print(json.dumps(audit_document(rows), indent=2, default=str))
+    else:
+        print(format_table(rows))
+    if args.output:
+        paths = write_reports(rows, args.output)
+        if args.format != "json":
+            print("\nreport written: " + ", ".join(str(p) for p in paths))
+    failed = [r for r in rows if not r.as_expected]
+    if failed and args.format != "json":
+        print(f"\n{len(failed)} row(s) not as expected: " + ", ".join(f"{r.case.claim}/{r.case.mechanism}" for r in failed))
+    return 0 if not failed else 1
+
+
+def _list(args: argparse.Namespace) -> int:
+    from mechanisms.registry import audit_cases
+
+    for case in audit_cases():
+        print(f"{case.claim:6} {case.mechanism:40} {case.instance}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dpverify", description="Exact verification of differential-privacy claims.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="verify one mechanism exhaustively (exit 0 holds, 1 violated, 2 usage)")
+    check.add_argument("mechanism", help="MODULE:CALLABLE, a callable dataset -> {outcome: probability}")
+    check.add_argument("--records", help="the record universe as a Python literal, e.g. '[0, 1]'")
+    check.add_argument("--domain-size", type=int, help="shorthand: records (x, y) for x < DOMAIN_SIZE, y in {0, 1}")
+    check.add_argument("--n", type=int, required=True, help="dataset size")
+    check.add_argument("--epsilon", required=True, help="claimed epsilon: a float or an exact expression such as log(3)")
+    check.add_argument("--delta", default="0", help="claimed delta (default 0)")
+    check.add_argument("--neighbors", default="substitute", help="substitute (default) or add_remove")
+    check.add_argument("--exchangeable", action="store_true", help="declare the mechanism order-invariant (tested first)")
+    check.add_argument("--max-pairs", type=int, default=5_000_000, help="refuse larger enumerations")
+    check.add_argument("--progress", action="store_true", help="print progress to stderr")
+    check.set_defaults(handler=_check)
+
+    audit = sub.add_parser("audit", help="audit every claim on its default instance")
+    audit.add_argument("--format", choices=("table", "json"), default="table")
+    audit.add_argument("--output", help="directory for audit.json and audit.md (e.g. reports)")
+    audit.add_argument("--claim", action="append", help="only this claim id (repeatable), e.g. C3")
+    audit.add_argument("--quiet", action="store_true", help="no progress lines")
+    audit.set_defaults(handler=_audit)
+
+    listing = sub.add_parser("list", help="list the audit cases")
+    listing.set_defaults(handler=_list)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except InvalidArgument as error:
+        print(f"dpverify: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
