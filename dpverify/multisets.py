@@ -1,0 +1,82 @@
+"""Multisets as count vectors: the fast representation behind exchangeable mechanisms.
+
+A multiset of size ``n`` over a universe of ``z`` records is a vector of ``z`` non-negative counts
+summing to ``n``. :class:`MultisetTable` lists all of them (in the order of
+``itertools.combinations_with_replacement``) with an integer code per vector, so sub-multisets,
+complements and neighbours are found by vectorised look-ups instead of Python loops.
+
+The substitute pairs of an exchangeable mechanism are ``(M + e_a, M + e_b)`` for every multiset
+``M`` of size ``n - 1`` and records ``a < b``: ``C(z + n - 2, n - 1) * C(z, 2)`` pairs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+__all__ = ["MultisetTable", "hypergeometric_weights"]
+
+
+class MultisetTable:
+    """All multisets of size ``n`` over ``z`` records as rows of a count matrix.
+
+    Attributes:
+        counts: int array ``(len, z)``; row ``i`` is multiset ``i``.
+        codes: sorted-lookup codes (mixed radix, base ``n + 1``).
+    """
+
+    def __init__(self, universe_size: int, n: int) -> None:
+        self.universe_size = universe_size
+        self.n = n
+        rows = [
+            np.bincount(np.array(c, dtype=np.int64), minlength=universe_size)
+            for c in itertools.combinations_with_replacement(range(universe_size), n)
+        ] if n > 0 else [np.zeros(universe_size, np.int64)]
+        self.counts = np.array(rows, dtype=np.int64).reshape(-1, universe_size)
+        self._radix = (n + 1) ** np.arange(universe_size, dtype=np.int64)
+        codes = self.counts @ self._radix
+        self._order = np.argsort(codes)
+        self._sorted_codes = codes[self._order]
+
+    def __len__(self) -> int:
+        return self.counts.shape[0]
+
+    def index(self, counts: np.ndarray) -> np.ndarray:
+        """Row indices of the given count vectors (``(m, z)`` array); each must be in the table."""
+        codes = np.asarray(counts, dtype=np.int64) @ self._radix
+        position = np.searchsorted(self._sorted_codes, codes)
+        return self._order[position]
+
+    def records(self, row: int, universe: tuple) -> tuple:
+        """Multiset ``row`` as a sorted tuple of records."""
+        return tuple(r for r, c in zip(universe, self.counts[row]) for _ in range(int(c)))
+
+    def substitute_pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """Index arrays ``(left, right)`` of the pairs ``(M + e_a, M + e_b)``, ``a < b``."""
+        smaller = MultisetTable(self.universe_size, self.n - 1)
+        eye = np.eye(self.universe_size, dtype=np.int64)
+        members = np.stack([self.index(smaller.counts + eye[a]) for a in range(self.universe_size)], axis=1)
+        a, b = np.triu_indices(self.universe_size, k=1)
+        return members[:, a].ravel(), members[:, b].ravel()
+
+
+def hypergeometric_weights(dataset_counts: np.ndarray, sub_counts: np.ndarray) -> np.ndarray:
+    """``prod_z C(m_z, t_z) / C(n, k)`` for each dataset row ``m`` and one sub-multiset ``t``.
+
+    Rows where ``t`` is not contained in ``m`` get weight 0. The binomials are exact integers held
+    in float64 (exact below 2**53, which :func:`_comb_table` checks), so each weight is the
+    correctly rounded quotient of two exact integers up to one rounding of the product.
+    """
+    n = int(dataset_counts[0].sum())
+    k = int(sub_counts.sum())
+    table = _comb_table(n)
+    numerators = table[dataset_counts, np.broadcast_to(sub_counts, dataset_counts.shape)].prod(axis=1)
+    return numerators / math.comb(n, k)
+
+
+def _comb_table(n: int) -> np.ndarray:
+    if math.comb(n, n // 2) ** 2 >= 2**53:
+        raise ValueError(f"n={n} is too large for exact float64 binomial products; use n <= 26.")
+    return np.array([[math.comb(m, t) for t in range(n + 1)] for m in range(n + 1)], dtype=float)
