@@ -77,6 +77,7 @@ def hypergeometric_weights(dataset_counts: np.ndarray, sub_counts: np.ndarray) -
 
 
 def _comb_table(n: int) -> np.ndarray:
-    if math.comb(n, n // 2) ** 2 >= 2**53:
-        raise ValueError(f"n={n} is too large for exact float64 binomial products; use n <= 26.")
+    # Each numerator is at most C(n, k) (Vandermonde), so exact in float64 while C(n, n/2) < 2**53.
+    if math.comb(n, n // 2) >= 2**53:
+        raise ValueError(f"n={n} is too large for exact float64 binomials; use n <= 55.")
     return np.array([[math.comb(m, t) for t in range(n + 1)] for m in range(n + 1)], dtype=float)
