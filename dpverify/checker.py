@@ -37,7 +37,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import check_records
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, check_enumeration_size, relation
-from dpverify.privacy_loss import check_delta, check_epsilon
+from dpverify.privacy_loss import check_delta, check_epsilon, exp_epsilon
 
 __all__ = [
     "verify",
@@ -81,7 +81,8 @@ class Witness:
     def __str__(self) -> str:
         outcomes = sorted(self.output_set, key=repr)
         shown = ", ".join(map(repr, outcomes[:6])) + (", ..." if len(outcomes) > 6 else "")
-        bound = math.exp(float(self.epsilon)) * float(self.q) + float(self.delta)
+        q = float(self.q)
+        bound = (exp_epsilon(self.epsilon) * q if q > 0 else 0.0) + float(self.delta)
         return (
             f"D  = {self.dataset}\nD' = {self.neighbor}\nS  = {{{shown}}}\n"
             f"P[M(D) in S] = {float(self.p):.12g} ({self.p})\n"
@@ -259,14 +260,16 @@ class Analysis:
 
     def pair_deltas(self, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
         """Hockey-stick values at ``epsilon`` of every pair: (left->right, right->left)."""
-        factor = math.exp(float(epsilon))
+        factor = exp_epsilon(epsilon)
         forward = np.empty(len(self.pairs))
         backward = np.empty(len(self.pairs))
         for start in range(0, len(self.pairs), _CHUNK):
             a = self.matrix[self.pairs.left[start : start + _CHUNK]]
             b = self.matrix[self.pairs.right[start : start + _CHUNK]]
-            forward[start : start + len(a)] = np.maximum(a - factor * b, 0.0).sum(axis=1)
-            backward[start : start + len(a)] = np.maximum(b - factor * a, 0.0).sum(axis=1)
+            scaled_b = np.multiply(factor, b, out=np.zeros_like(b), where=b > 0)
+            scaled_a = np.multiply(factor, a, out=np.zeros_like(a), where=a > 0)
+            forward[start : start + len(a)] = np.maximum(a - scaled_b, 0.0).sum(axis=1)
+            backward[start : start + len(a)] = np.maximum(b - scaled_a, 0.0).sum(axis=1)
         return forward, backward
 
     def delta_for_epsilon(self, epsilon: float) -> float:
@@ -384,7 +387,7 @@ def verify(
     eps_float = float(epsilon)
     delta_float = float(delta)
     forward, backward = analysis.pair_deltas(eps_float)
-    margin = 1e-9 * (1.0 + math.exp(eps_float))
+    margin = 1e-9 * (1.0 + exp_epsilon(eps_float))
     pairs = analysis.pairs
     # Candidate directed pairs: everything not clearly below delta, worst first.
     candidates: list[tuple[float, int, int]] = []

@@ -57,6 +57,18 @@ def check_epsilon(epsilon: Any) -> None:
         raise InvalidArgument(
             f"epsilon must be >= 0, got epsilon={epsilon!r}; privacy parameters are non-negative."
         )
+    if math.isinf(value):
+        raise InvalidArgument(
+            f"epsilon must be finite, got epsilon={epsilon!r}; an infinite epsilon claims nothing."
+        )
+
+
+def exp_epsilon(epsilon: Any) -> float:
+    """``e^epsilon`` in float64, ``math.inf`` when it overflows (epsilon > ~709.78 is valid)."""
+    try:
+        return math.exp(float(epsilon))
+    except OverflowError:
+        return math.inf
 
 
 def check_delta(delta: Any) -> None:
@@ -89,7 +101,8 @@ def hockey_stick(p: Mapping, q: Mapping, epsilon: float) -> float:
     """Directed hockey-stick divergence ``sum_o max(0, P(o) - e^eps Q(o))``."""
     check_epsilon(epsilon)
     _, pv, qv = _floats(p, q)
-    return float(np.sum(np.maximum(pv - math.exp(float(epsilon)) * qv, 0.0)))
+    scaled = np.multiply(exp_epsilon(epsilon), qv, out=np.zeros_like(qv), where=qv > 0)
+    return float(np.sum(np.maximum(pv - scaled, 0.0)))
 
 
 def delta_for_epsilon(p: Mapping, q: Mapping, epsilon: float) -> float:
@@ -99,9 +112,9 @@ def delta_for_epsilon(p: Mapping, q: Mapping, epsilon: float) -> float:
 
 def optimal_output_set(p: Mapping, q: Mapping, epsilon: float) -> frozenset:
     """The output set ``{o : P(o) > e^eps Q(o)}`` that attains the directed hockey-stick value."""
-    factor = math.exp(float(epsilon))
+    factor = exp_epsilon(epsilon)
     outcomes, pv, qv = _floats(p, q)
-    return frozenset(o for o, a, b in zip(outcomes, pv, qv) if a > factor * b)
+    return frozenset(o for o, a, b in zip(outcomes, pv, qv) if a > (factor * b if b > 0 else 0.0))
 
 
 def additive_stability(p: Mapping, q: Mapping) -> float:
@@ -144,7 +157,7 @@ class PrivacyProfile:
         """``delta(eps) = infinity_mass + sum_{loss > eps} (P - e^eps Q)``; non-increasing in eps."""
         check_epsilon(epsilon)
         start = bisect.bisect_right(self.losses, float(epsilon))
-        factor = math.exp(float(epsilon))
+        factor = exp_epsilon(epsilon)
         tail = math.fsum(
             max(0.0, a - factor * b) for a, b in zip(self.p_masses[start:], self.q_masses[start:])
         )
