@@ -57,6 +57,10 @@ def _check_probability(outcome: Hashable, value: Any) -> None:
             raise InvalidArgument(
                 f"probability of outcome {outcome!r} must be finite, got {value}."
             )
+        if value.is_extended_real is False:
+            raise InvalidArgument(
+                f"probability of outcome {outcome!r} must be a real number, got {value}."
+            )
         negative = value.is_negative
         if negative is None:
             negative = sympy.N(value, 30) < 0
@@ -65,7 +69,12 @@ def _check_probability(outcome: Hashable, value: Any) -> None:
                 f"probability of outcome {outcome!r} must be non-negative, got {value}."
             )
         return
-    as_float = float(value)
+    try:
+        as_float = float(value)
+    except TypeError:
+        raise InvalidArgument(
+            f"probability of outcome {outcome!r} must be a real number, got {value!r}."
+        ) from None
     if math.isnan(as_float) or math.isinf(as_float):
         raise InvalidArgument(
             f"probability of outcome {outcome!r} must be finite, got {value!r}; "
