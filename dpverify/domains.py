@@ -134,7 +134,7 @@ class ConceptClass:
         key = (distinct, representative if isinstance(representative, str) else id(representative))
         cached = self._row_index.get(key)
         if cached is not None:
-            return cached
+            return dict(cached)
         columns = self.matrix[:, list(distinct)] if distinct else np.zeros((len(self), 0), bool)
         groups: dict[tuple[int, ...], list[int]] = {}
         for concept, row in enumerate(columns):
@@ -144,7 +144,7 @@ class ConceptClass:
             for labeling, members in groups.items()
         }
         if isinstance(representative, str):
-            self._row_index[key] = result
+            self._row_index[key] = dict(result)
         return result
 
 
