@@ -1,0 +1,223 @@
+"""A_Relabel, A_Agnostic and A_Auxiliary of 000_d409ab0d7c2a9535.txt (Algorithms 1-3).
+
+Parameters follow the paper: ``T`` is the subsample that is relabeled, ``W`` the rest of the data
+(used only through ``err_W``), ``U`` and ``V`` the two halves of ``T`` in A_Auxiliary, ``k`` the
+subsample size ``ceil(epsilon * n)``.
+
+A_Relabel(eps, T, W) (Alg. 1): ``H`` = one representative per labeling of ``T_X`` (the rule is a
+parameter, default ``first``); score ``q(T∘W, h) = min_{f in C} dis_{T_X}(h, f) + err_W(f)``;
+exponential mechanism at ``eps`` with ``Delta = 1/|W|``, i.e. ``P(h) ∝ exp(-eps |W| q / 2)``; output
+``T^h`` (T's points, labeled by h). The labels of T are never read, and q depends on h only
+through its labels on ``T_X``, so the representative rule does not change A_Relabel's output.
+
+Two baselines (C8) swap the score: ``"bns"`` (Beimel-Nissim-Stemmer 2015: ``err_T(h)``,
+``Delta = 1/|T|``, W discarded) and ``"full_sample"`` (``err_S(h)`` with ``Delta = 1/|W|``).
+
+Each mechanism comes as a literal *reference* (ordered datasets, all ``C(n, k)`` index sets) and,
+for A_Agnostic, a *fast* exchangeable form over count vectors with hypergeometric weights
+(:func:`agnostic_table`); tests assert they agree.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.distribution import Distribution
+from dpverify.domains import ConceptClass, labeled_records
+from dpverify.errors import InvalidArgument
+from dpverify.multisets import MultisetTable, hypergeometric_weights
+
+__all__ = [
+    "SCORES",
+    "relabel",
+    "agnostic_reference",
+    "auxiliary",
+    "subsample_size",
+    "RelabelTables",
+    "relabel_tables",
+    "agnostic_table",
+]
+
+SCORES = ("agnostic", "bns", "full_sample")
+
+
+def subsample_size(epsilon: float, n: int) -> int:
+    """``k = ceil(epsilon * n)`` (Alg. 2, line 1), computed exactly for float epsilon."""
+    return math.ceil(Fraction(epsilon) * n)
+
+
+def _check_score(score: str) -> None:
+    if score not in SCORES:
+        raise InvalidArgument(f"unknown relabeling score {score!r}; choose one of {SCORES}.")
+
+
+def relabel(
+    concept_class: ConceptClass,
+    epsilon: float,
+    T: Sequence[tuple[int, int]],
+    W: Sequence[tuple[int, int]],
+    *,
+    representative="first",
+    score: str = "agnostic",
+) -> Distribution:
+    """000, Algorithm 1 (A_Relabel), literally: a distribution over relabeled tuples ``T^h``.
+
+    With ``|W| = 0`` the err_W term is 0 and the exponent is 0 (uniform over labelings): the
+    convention used by the no-subsampling mutant.
+    """
+    _check_score(score)
+    points = [x for x, _ in T]
+    H = list(concept_class.labelings(points, representative=representative).values())
+    C = concept_class.matrix
+    size_t, size_w = len(T), len(W)
+    err_w = concept_class.mistakes(W) / size_w if size_w else np.zeros(len(concept_class))
+    weights = {}
+    for h in H:
+        if score == "agnostic":
+            dis = np.array([sum(C[h, x] != C[f, x] for x in points) for f in range(len(concept_class))]) / size_t
+            exponent = -epsilon * size_w * float(np.min(dis + err_w)) / 2
+        elif score == "bns":
+            exponent = -epsilon * size_t * (concept_class.mistakes(T)[h] / size_t) / 2
+        else:
+            err_s = (concept_class.mistakes(T)[h] + concept_class.mistakes(W)[h]) / (size_t + size_w)
+            exponent = -epsilon * size_w * err_s / 2
+        relabeled = tuple((x, int(C[h, x])) for x in points)
+        weights[relabeled] = weights.get(relabeled, 0.0) + math.exp(exponent)
+    return Distribution.from_weights(weights)
+
+
+def agnostic_reference(
+    concept_class: ConceptClass,
+    epsilon: float,
+    S: Sequence[tuple[int, int]],
+    learner,
+    *,
+    k: int | None = None,
+    representative="first",
+    score: str = "agnostic",
+) -> Distribution:
+    """000, Algorithm 2 (A_Agnostic), literally: every index set ``I`` of size ``k`` (uniform),
+    ``T = S_I`` in index order, ``W`` = the rest, output ``A(A_Relabel(eps, T, W))``."""
+    n = len(S)
+    k = subsample_size(epsilon, n) if k is None else k
+    if not 1 <= k <= n:
+        raise InvalidArgument(f"subsample size k must be in [1, n={n}], got k={k}; use epsilon*n >= 1.")
+    components = []
+    index_sets = list(itertools.combinations(range(n), k))
+    for I in index_sets:
+        T = tuple(S[i] for i in I)
+        W = tuple(S[i] for i in range(n) if i not in I)
+        relabeled = relabel(concept_class, epsilon, T, W, representative=representative, score=score)
+        components.append((1 / len(index_sets), relabeled.bind(learner)))
+    return Distribution.mixture(components)
+
+
+def auxiliary(
+    concept_class: ConceptClass,
+    epsilon: float,
+    U: Sequence[tuple[int, int]],
+    V: Sequence[tuple[int, int]],
+    W: Sequence[tuple[int, int]],
+    learner,
+    *,
+    representative="first",
+) -> Distribution:
+    """000, Algorithm 3 (A_Auxiliary): ``T = U∘V``, ``T^h = A_Relabel(eps, T, W)``, ``hbar`` = the
+    concept consistent with ``V^h`` chosen by ``representative`` (from V^h alone), output
+    ``A(T^h) ⊕ hbar`` as the tuple of its labels on X (pointwise XOR)."""
+    T = tuple(U) + tuple(V)
+    C = concept_class.matrix
+    size_u = len(U)
+
+    def after_relabel(relabeled: tuple) -> Distribution:
+        V_h = relabeled[size_u:]
+        labeling = {x: y for x, y in V_h}
+        points = sorted(labeling)
+        candidates = concept_class.labelings(points, representative=representative)
+        hbar = candidates[tuple(labeling[x] for x in points)]
+        return learner(relabeled).map(lambda c: tuple(int(C[c, x] != C[hbar, x]) for x in range(concept_class.domain_size)))
+
+    return relabel(concept_class, epsilon, T, W, representative=representative).bind(after_relabel)
+
+
+@dataclass(frozen=True)
+class RelabelTables:
+    """``A(A_Relabel(eps, t, w))`` for every sub-multiset ``t`` of size k and rest ``w``.
+
+    Attributes:
+        universe: the labeled records ``(x, y)``, in :func:`labeled_records` order.
+        t_table, w_table: count-vector tables of sizes k and n - k.
+        outputs: ``outputs[i]`` is a ``(len(w_table), K)`` array: row ``j`` is the learner's output
+            distribution after relabeling ``t_table[i]`` against ``w_table[j]``.
+    """
+
+    universe: tuple
+    t_table: MultisetTable
+    w_table: MultisetTable
+    outputs: list[np.ndarray]
+
+
+def relabel_tables(
+    concept_class: ConceptClass,
+    epsilon: float,
+    n: int,
+    k: int,
+    learner,
+    *,
+    score: str = "agnostic",
+) -> RelabelTables:
+    """Vectorised A_Relabel followed by ``learner`` over all ``(t, w)`` count vectors."""
+    _check_score(score)
+    d = concept_class.domain_size
+    universe = labeled_records(d)
+    C = concept_class.matrix
+    x_of = np.array([x for x, _ in universe])
+    y_of = np.array([y for _, y in universe], dtype=bool)
+    mistake = (C[:, x_of] != y_of[None, :]).T.astype(float)  # (records, concepts)
+    t_table, w_table = MultisetTable(len(universe), k), MultisetTable(len(universe), n - k)
+    size_w = n - k
+    err_w = w_table.counts @ mistake  # mistake counts on w, (Nw, |C|)
+    outputs = []
+    for t in t_table.counts:
+        point_counts = t[0::2] + t[1::2]
+        support = np.flatnonzero(point_counts)
+        reps = np.array(list(concept_class.labelings(support.tolist()).values()))
+        # mistakes[l, f]: records of T^{h_l} that f mislabels = sum_x a_x [h_l(x) != f(x)]
+        mistakes = ((C[reps][:, None, :] != C[None, :, :]) * point_counts[None, None, :]).sum(axis=2)
+        if score == "agnostic":
+            dis_term = mistakes / k
+            err_term = err_w / size_w if size_w else np.zeros_like(err_w)
+            q = np.min(dis_term[None, :, :] + err_term[:, None, :], axis=2)  # (Nw, labelings)
+            logits = -epsilon * size_w * q / 2
+        elif score == "bns":
+            mistakes_t = t @ mistake  # (|C|,)
+            logits = np.broadcast_to(-epsilon * mistakes_t[reps] / 2, (len(w_table), len(reps)))
+        else:
+            mistakes_t = t @ mistake
+            err_s = (mistakes_t[reps][None, :] + err_w[:, reps]) / n
+            logits = -epsilon * size_w * err_s / 2
+        logits = logits - logits.max(axis=1, keepdims=True)
+        weights = np.exp(logits)
+        relabel_probs = weights / weights.sum(axis=1, keepdims=True)
+        outputs.append(relabel_probs @ learner.on_labelings(point_counts, reps, mistakes))
+    return RelabelTables(universe, t_table, w_table, outputs)
+
+
+def agnostic_table(tables: RelabelTables, n: int) -> tuple[MultisetTable, np.ndarray]:
+    """Mix the relabel tables into A_Agnostic's output for every dataset multiset of size n:
+    ``P_S = sum_{t ⊆ S} hyp(t; S) * outputs[t][S - t]``."""
+    s_table = MultisetTable(len(tables.universe), n)
+    K = tables.outputs[0].shape[1]
+    probs = np.zeros((len(s_table), K))
+    w_counts = tables.w_table.counts
+    for t, out in zip(tables.t_table.counts, tables.outputs):
+        rows = s_table.index(w_counts + t)
+        weights = hypergeometric_weights(s_table.counts[rows], t)
+        np.add.at(probs, rows, weights[:, None] * out)
+    return s_table, probs
