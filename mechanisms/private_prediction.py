@@ -1,0 +1,125 @@
+"""Private prediction: 000_d409ab0d7c2a9535.txt Lemma 19 (C6) and Section 4 / Theorem 20 (C7).
+
+Realizable private prediction (after Dwork-Feldman 2018): split S into ``r`` disjoint parts, train
+``g_i`` = a consistent concept on part ``i`` (representative rule, default ``first``; the first
+empirical-risk minimiser if no concept is consistent), and answer a query ``x`` by aggregating the
+votes ``g_1(x), ..., g_r(x)``. The paper leaves the aggregation open; the default is the
+exponential mechanism over ``{0, 1}`` with score = vote count (sensitivity 1),
+``P(y) ∝ exp(eps * votes(y) / 2)``, and ``"laplace"`` is the documented alternative: output 1 iff
+``votes(1) + Lap(1/eps) > r/2``. Each record lies in exactly one part, so the answer is eps-DP for
+every query. ``r = ceil(6 ln(4/alpha) / eps)`` (Lemma 19) unless given; parts are contiguous
+(``numpy.array_split`` sizes); with parts of size 1 the answer ignores record order.
+
+C7 runs A_Agnostic with this predictor at privacy 1 as the inner learner (:class:`PredictionLearner`,
+parts of size 1 on the relabeled sample).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpverify.distribution import Distribution
+from dpverify.domains import ConceptClass
+from dpverify.errors import InvalidArgument
+
+__all__ = ["parts_for", "RealizablePredictor", "PredictionLearner", "AGGREGATIONS"]
+
+AGGREGATIONS = ("exponential", "laplace", "mutant_exponential_without_half")
+
+
+def parts_for(epsilon: float, alpha: float) -> int:
+    """``r = ceil(6 ln(4 / alpha) / epsilon)`` (000, Lemma 19)."""
+    if not 0 < alpha <= 1:
+        raise InvalidArgument(f"alpha must be in (0, 1], got alpha={alpha!r}.")
+    return math.ceil(6 * math.log(4 / alpha) / epsilon)
+
+
+def _aggregate(votes_for_one: float, parts: int, epsilon: float, aggregation: str) -> tuple[float, float]:
+    """(P(0), P(1)) of the aggregated answer."""
+    if aggregation == "laplace":
+        # P(votes + Lap(b) > r/2) with b = 1/eps: 1/2 e^{-t/b} for t >= 0, 1 - 1/2 e^{t/b} below.
+        t = parts / 2 - votes_for_one
+        b = 1 / epsilon
+        one = 0.5 * math.exp(-t / b) if t >= 0 else 1 - 0.5 * math.exp(t / b)
+        return 1 - one, one
+    scale = epsilon / 2 if aggregation == "exponential" else epsilon
+    logits = np.array([scale * (parts - votes_for_one), scale * votes_for_one])
+    weights = np.exp(logits - logits.max())
+    p = weights / weights.sum()
+    return float(p[0]), float(p[1])
+
+
+def _consistent_concept(concept_class: ConceptClass, part: tuple) -> int:
+    mistakes = concept_class.mistakes(part)
+    return int(np.argmin(mistakes))  # first consistent concept (or first ERM)
+
+
+@dataclass(frozen=True)
+class RealizablePredictor:
+    """C6: an eps-DP prediction for one query ``x`` (000, Lemma 19): a callable dataset -> {0, 1}."""
+
+    concept_class: ConceptClass
+    epsilon: float
+    query: int
+    parts: int
+    aggregation: str = "exponential"
+
+    def __post_init__(self) -> None:
+        if self.aggregation not in AGGREGATIONS:
+            raise InvalidArgument(f"unknown aggregation {self.aggregation!r}; choose one of {AGGREGATIONS}.")
+        if self.parts < 1:
+            raise InvalidArgument(f"parts must be >= 1, got parts={self.parts}.")
+
+    @property
+    def exchangeable(self) -> bool:
+        return False
+
+    def __call__(self, dataset: tuple) -> Distribution:
+        if len(dataset) < self.parts:
+            raise InvalidArgument(
+                f"the dataset has {len(dataset)} records but r={self.parts} parts were asked for; use n >= r."
+            )
+        bounds = np.cumsum([0] + [len(a) for a in np.array_split(np.arange(len(dataset)), self.parts)])
+        votes = sum(
+            self.concept_class.label(_consistent_concept(self.concept_class, dataset[lo:hi]), self.query)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        )
+        p0, p1 = _aggregate(votes, self.parts, self.epsilon, self.aggregation)
+        return Distribution({0: p0, 1: p1})
+
+
+@dataclass(frozen=True)
+class PredictionLearner:
+    """C6 at privacy ``learner_epsilon`` with one part per record, answering ``query``: the inner
+    learner of C7 (outcome = the predicted bit)."""
+
+    concept_class: ConceptClass
+    query: int
+    learner_epsilon: float = 1.0
+    aggregation: str = "exponential"
+    name = "private_prediction"
+
+    @property
+    def delta(self) -> float:
+        return 0.0
+
+    def __call__(self, dataset: tuple) -> Distribution:
+        return RealizablePredictor(self.concept_class, self.learner_epsilon, self.query, len(dataset), self.aggregation)(dataset)
+
+    def on_labelings(self, point_counts: np.ndarray, representatives: np.ndarray, mistakes: np.ndarray) -> np.ndarray:
+        C = self.concept_class.matrix
+        k = int(point_counts.sum())
+        # g for the single example (x, label): first concept with that label at x; its vote at query.
+        vote_of = {
+            (x, y): int(C[int(np.flatnonzero(C[:, x] == bool(y))[0]), self.query])
+            for x in np.flatnonzero(point_counts).tolist() for y in (0, 1)
+            if np.any(C[:, x] == bool(y))
+        }
+        out = np.zeros((len(representatives), 2))
+        for row, rep in enumerate(representatives):
+            votes = sum(int(point_counts[x]) * vote_of[(x, int(C[rep, x]))] for x in np.flatnonzero(point_counts).tolist())
+            out[row] = _aggregate(votes, k, self.learner_epsilon, self.aggregation)
+        return out
