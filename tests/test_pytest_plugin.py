@@ -1,0 +1,223 @@
+"""Tests of the pytest plugin: assert_private, JSON baselines, options and Hypothesis profiles."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+from pathlib import Path
+
+import hypothesis
+import pytest
+
+from dpverify import InvalidArgument
+from dpverify.domains import labeled_records
+from dpverify.pytest_plugin import PROFILES, BaselineEntry, BaselineStore, assert_private
+
+pytest_plugins = ["pytester"]
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MECHANISMS = '''
+from fractions import Fraction
+from dpverify.domains import labeled_records
+from dpverify.pytest_plugin import assert_private
+
+RECORDS = labeled_records(1)
+
+def label_sum(dataset):
+    return {sum(y for _, y in dataset): 1}
+
+def randomized_response(dataset, p=Fraction(3, 4)):
+    y = dataset[0][1]
+    return {y: p, 1 - y: 1 - p}
+'''
+
+
+@pytest.fixture
+def run(pytester, monkeypatch):
+    """Run pytest in-process on pytester's files with only this plugin loaded."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")  # an installed copy must not load twice
+    pytester.syspathinsert(ROOT)
+
+    def _run(*args):
+        return pytester.runpytest_inprocess("-p", "dpverify.pytest_plugin", *args)
+
+    return _run
+
+
+def _baseline_test(p: str, *, n: int = 1, epsilon: str = "1.0") -> str:
+    return MECHANISMS + f'''
+def test_baseline(dpverify_baseline):
+    mechanism = lambda d: randomized_response(d, p=Fraction({p}))
+    dpverify_baseline.check("rr", mechanism, records=RECORDS, n={n}, epsilon={epsilon})
+'''
+
+
+# -- assert_private ---------------------------------------------------------------------------------
+
+
+def test_assert_private_fails_a_non_private_mechanism_and_passes_randomized_response(pytester, run):
+    pytester.makepyfile(
+        MECHANISMS
+        + '''
+import math
+
+def test_label_sum():
+    assert_private(label_sum, records=RECORDS, n=2, epsilon=1.0)
+
+def test_randomized_response():
+    assert_private(randomized_response, records=RECORDS, n=1, epsilon=math.log(3))
+'''
+    )
+    result = run()
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*VIOLATED: claimed (eps=1.0, delta=0.0)*", "*D  = *", "*D' = *"])
+
+
+def test_assert_private_returns_the_result_when_the_claim_holds():
+    def randomized_response(dataset):
+        y = dataset[0][1]
+        return {y: Fraction(3, 4), 1 - y: Fraction(1, 4)}
+
+    result = assert_private(randomized_response, records=labeled_records(2), n=1, epsilon=math.log(3))
+    assert result.holds and result.epsilon == pytest.approx(math.log(3))
+
+
+def test_assert_private_passes_verify_options_on():
+    def label_sum(dataset):
+        return {sum(y for _, y in dataset): 1}
+
+    with pytest.raises(AssertionError, match="exchangeable"):
+        assert_private(label_sum, records=labeled_records(1), n=2, epsilon=1.0, exchangeable=True)
+
+
+# -- baselines -------------------------------------------------------------------------------------
+
+
+def test_baseline_is_written_then_a_worsened_mechanism_fails(pytester, run):
+    pytester.makepyfile(_baseline_test("3, 4"))
+    first = run()
+    first.assert_outcomes(passed=1)
+    first.stdout.fnmatch_lines(["*dpverify baselines*", "*wrote baseline*rr.json*"])
+    path = pytester.path / ".dpverify-baselines" / "rr.json"
+    stored = json.loads(path.read_text())
+    assert stored["epsilon_star"] == pytest.approx(math.log(3))  # ln((3/4) / (1/4))
+    assert stored["delta"] == pytest.approx(0.75 - math.e / 4)  # hockey stick at eps = 1
+    assert stored["instance"]["n"] == 1 and stored["instance"]["neighbors"] == "substitute"
+
+    pytester.makepyfile(_baseline_test("4, 5"))  # eps* = ln 4 > ln 3
+    second = run()
+    second.assert_outcomes(failed=1)
+    second.stdout.fnmatch_lines(["*privacy loss of 'rr' worsened*eps* 1.09861228867 -> 1.38629436112*"])
+    assert json.loads(path.read_text()) == stored  # a failing run does not touch the baseline
+
+    third = run("--dpverify-update-baselines")
+    third.assert_outcomes(passed=1)
+    third.stdout.fnmatch_lines(["*updated baseline*rr.json*"])
+    assert json.loads(path.read_text())["epsilon_star"] == pytest.approx(math.log(4))
+
+
+def test_an_improved_mechanism_passes_without_rewriting_the_baseline(pytester, run):
+    pytester.makepyfile(_baseline_test("4, 5"))
+    run().assert_outcomes(passed=1)
+    path = pytester.path / ".dpverify-baselines" / "rr.json"
+    before = path.read_text()
+    pytester.makepyfile(_baseline_test("3, 4"))
+    result = run()
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*rr: eps* improved*"])
+    assert path.read_text() == before
+
+
+def test_a_baseline_of_another_instance_fails(pytester, run):
+    pytester.makepyfile(_baseline_test("3, 4"))
+    run().assert_outcomes(passed=1)
+    pytester.makepyfile(_baseline_test("3, 4", n=2))
+    result = run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*recorded on another instance*"])
+
+
+def test_baseline_dir_option_and_infinite_loss(pytester, run):
+    pytester.makepyfile(
+        MECHANISMS
+        + '''
+def test_baseline(dpverify_baseline):
+    dpverify_baseline.check("label_sum", label_sum, records=RECORDS, n=2)
+'''
+    )
+    run("--dpverify-baseline-dir", "privacy/baselines").assert_outcomes(passed=1)
+    text = (pytester.path / "privacy" / "baselines" / "label_sum.json").read_text()
+    assert json.loads(text)["epsilon_star"] == "inf"  # standard JSON: no Infinity literal
+    assert json.loads(text)["delta"] is None
+    run("--dpverify-baseline-dir", "privacy/baselines").assert_outcomes(passed=1)  # inf is not worse
+
+
+def test_baseline_names_must_be_file_name_safe(tmp_path):
+    store = BaselineStore(tmp_path)
+    for name in ("../escape", "", ".hidden", "a/b"):
+        with pytest.raises(InvalidArgument, match="baseline name"):
+            store.check(name, lambda d: {0: 1}, records=labeled_records(1), n=1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_baseline_entry_round_trips_through_json():
+    entry = BaselineEntry({"n": 2, "epsilon": "1.0"}, math.inf, 0.25, "mech")
+    assert BaselineEntry.from_json(entry.to_json()) == entry
+
+
+# -- options and profiles -----------------------------------------------------------------------------
+
+
+def test_options_are_listed_in_their_own_group(run):
+    result = run("--help")
+    result.stdout.fnmatch_lines(
+        ["dpverify*", "*--dpverify-baseline-dir=DIR*", "*--dpverify-update-baselines*", "*--dpverify-profile*"]
+    )
+
+
+def test_profile_option_loads_and_restores_the_hypothesis_profile(pytester, run):
+    before = hypothesis.settings.get_current_profile_name()
+    pytester.makepyfile(
+        '''
+import hypothesis
+
+def test_profile():
+    assert hypothesis.settings.get_current_profile_name() == "dpverify-ci"
+    assert hypothesis.settings.default.derandomize
+    assert hypothesis.settings.default.max_examples == 1000
+'''
+    )
+    result = run("--dpverify-profile", "ci")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["dpverify: hypothesis profile 'dpverify-ci'"])
+    assert hypothesis.settings.get_current_profile_name() == before
+
+
+def test_profiles_are_registered_without_replacing_hypothesis_ci():
+    assert set(PROFILES) == {"ci", "dev"}
+    assert hypothesis.settings.get_profile("dpverify-dev").deadline is None
+    assert hypothesis.settings.get_profile("ci").max_examples != 1000  # Hypothesis's own, untouched
+
+
+def test_privacy_property_in_a_test_module_reports_the_witness(pytester, run):
+    pytester.makepyfile(
+        MECHANISMS
+        + '''
+from dpverify.strategies import privacy_property
+
+test_label_sum = privacy_property(label_sum, records=RECORDS, n=2, epsilon=1.0, max_examples=50)
+test_randomized_response = privacy_property(randomized_response, records=RECORDS, n=1, epsilon=1.1)
+'''
+    )
+    result = run("--dpverify-profile", "dev")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*privacy claim (epsilon=1.0, delta=0.0) violated*", "*D  = *", "*D' = *"])
+
+
+def test_profile_option_conflicts_with_hypothesis_profile(pytester, run):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = run("-p", "_hypothesis_pytestplugin", "--dpverify-profile", "ci", "--hypothesis-profile", "ci")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--dpverify-profile and --hypothesis-profile both*"])
