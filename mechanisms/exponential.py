@@ -1,0 +1,247 @@
+"""The exponential mechanism (000_d409ab0d7c2a9535.txt, Lemma 11; claim C1 of CLAIMS.md).
+
+Over a finite candidate set ``H`` with a *loss* ``q(S, h)`` (lower is better) of sensitivity
+``Delta`` (``max_h |q(S1, h) - q(S2, h)| <= Delta`` on neighbours), the mechanism outputs ``h``
+with probability
+
+    P(h) = exp(-epsilon * q(S, h) / (2 * Delta)) / sum_f exp(-epsilon * q(S, f) / (2 * Delta)),
+
+and Lemma 11 states it is epsilon-DP (McSherry and Talwar, 2007). Two number modes:
+
+* float (default): the weights are computed after subtracting the smallest score, so the best
+  candidate has weight 1 and nothing overflows; a weight far below the best one can underflow to
+  0, which drops that candidate from the support.
+* exact (``exact=True``): sympy expressions ``exp(-epsilon * q / (2 * Delta)) / Z`` with rational
+  ``epsilon``, ``q`` and ``Delta`` (floats are read as the binary rationals they are), checked to
+  sum to exactly 1.
+
+:func:`exponential_mechanism_without_half` is the known-broken mutant of CLAIMS.md (the factor 2
+dropped: ``P ∝ exp(-epsilon * q / Delta)``), which the checker must catch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from fractions import Fraction
+from numbers import Real
+from typing import Any
+
+import sympy
+
+from dpverify.distribution import Distribution
+from dpverify.domains import Dataset, thresholds
+from dpverify.errors import InvalidArgument
+from dpverify.privacy_loss import check_epsilon
+
+__all__ = [
+    "exponential_mechanism",
+    "exponential_mechanism_without_half",
+    "exponential_mechanism_over",
+    "threshold_learner",
+]
+
+Selector = Callable[..., Distribution]
+
+
+def _check_real(name: str, value: Any) -> None:
+    """Raise InvalidArgument unless ``value`` is a finite real number (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (Real, sympy.Basic)):
+        raise InvalidArgument(
+            f"{name} must be a real number (int, float, Fraction or sympy), got {name}={value!r}."
+        )
+    if isinstance(value, sympy.Basic):
+        if value.free_symbols or not value.is_real or not value.is_finite:
+            raise InvalidArgument(
+                f"{name} must be a finite real number without symbols, got {name}={value!r}."
+            )
+    elif not math.isfinite(float(value)):
+        raise InvalidArgument(f"{name} must be finite, got {name}={value!r}.")
+
+
+def _check_sensitivity(sensitivity: Any) -> None:
+    _check_real("sensitivity", sensitivity)
+    if not sensitivity > 0:
+        raise InvalidArgument(
+            f"sensitivity must be > 0 (it is Delta, the largest change of the score between "
+            f"neighbouring datasets), got sensitivity={sensitivity!r}; pass the score's sensitivity "
+            "bound, e.g. sensitivity=1 for a count of mistakes."
+        )
+
+
+def _to_sympy(value: Any) -> sympy.Expr:
+    """The exact sympy number for ``value`` (a float is taken as its binary rational)."""
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, float):
+        value = Fraction(value)
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, int):
+        return sympy.Integer(value)
+    # Other Real types (numpy integers and floats): through Fraction, exactly.
+    return sympy.Rational(Fraction(value))
+
+
+def _checked_scores(scores: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
+    if not isinstance(scores, Mapping):
+        raise InvalidArgument(
+            f"scores must be a Mapping candidate -> score, got {type(scores).__name__}; pass e.g. "
+            "{'a': 0, 'b': 1}."
+        )
+    if not scores:
+        raise InvalidArgument("scores must hold at least one candidate, got an empty mapping.")
+    for candidate, score in scores.items():
+        _check_real(f"scores[{candidate!r}]", score)
+    return dict(scores)
+
+
+def _select(
+    scores: Mapping[Hashable, Any], epsilon: Any, sensitivity: Any, exact: bool, divisor: int
+) -> Distribution:
+    """P(h) ∝ exp(-epsilon * q(h) / (divisor * sensitivity)); ``divisor`` is 2 in the paper."""
+    check_epsilon(epsilon)
+    _check_sensitivity(sensitivity)
+    checked = _checked_scores(scores)
+    if exact:
+        return _select_exact(checked, epsilon, sensitivity, divisor)
+    scale = float(epsilon) / (divisor * float(sensitivity))
+    best = min(float(score) for score in checked.values())
+    weights = {h: math.exp(-scale * (float(score) - best)) for h, score in checked.items()}
+    total = math.fsum(weights.values())
+    return Distribution({h: weight / total for h, weight in weights.items()})
+
+
+def _select_exact(
+    scores: Mapping[Hashable, Any], epsilon: Any, sensitivity: Any, divisor: int
+) -> Distribution:
+    scale = _to_sympy(epsilon) / (divisor * _to_sympy(sensitivity))
+    weights = {h: sympy.exp(-scale * _to_sympy(score)) for h, score in scores.items()}
+    normaliser = sympy.Add(*weights.values())
+    probabilities = {h: weight / normaliser for h, weight in weights.items()}
+    total = sympy.Add(*probabilities.values())
+    if sympy.together(total) != 1 and sympy.simplify(total - 1) != 0:
+        raise ArithmeticError(
+            f"exact exponential mechanism: the probabilities sum to {total}, not provably 1; "
+            "this is a bug in dpverify, please report it with the scores."
+        )
+    return Distribution(probabilities)
+
+
+def exponential_mechanism(
+    scores: Mapping[Hashable, Any], *, epsilon: Any, sensitivity: Any, exact: bool = False
+) -> Distribution:
+    """000_d409ab0d7c2a9535.txt Lemma 11 (C1): the exponential mechanism over a loss.
+
+    ``P(h) ∝ exp(-epsilon * q(h) / (2 * Delta))``: lower scores are more likely.
+
+    Args:
+        scores: candidate -> loss ``q(S, h)`` on the dataset at hand (finite reals).
+        epsilon: the privacy parameter (>= 0).
+        sensitivity: Delta, the score's sensitivity (> 0).
+        exact: False for float probabilities (stable: the minimum score is subtracted); True for
+            sympy expressions ``exp(-epsilon * q / (2 * Delta)) / Z`` that sum to exactly 1.
+
+    Returns:
+        The output distribution over the candidates.
+
+    Raises:
+        InvalidArgument: empty or non-numeric scores, epsilon < 0, or sensitivity <= 0.
+    """
+    return _select(scores, epsilon, sensitivity, exact, divisor=2)
+
+
+def exponential_mechanism_without_half(
+    scores: Mapping[Hashable, Any], *, epsilon: Any, sensitivity: Any, exact: bool = False
+) -> Distribution:
+    """Mutant of 000_d409ab0d7c2a9535.txt Lemma 11 (CLAIMS.md mutants): the factor 2 dropped.
+
+    ``P(h) ∝ exp(-epsilon * q(h) / Delta)``: only (2 * epsilon)-DP in general, so an epsilon-DP
+    claim about it must be reported violated. Arguments as :func:`exponential_mechanism`.
+    """
+    return _select(scores, epsilon, sensitivity, exact, divisor=1)
+
+
+def exponential_mechanism_over(
+    candidates: Iterable[Hashable],
+    score: Callable[[Dataset, Hashable], Any],
+    *,
+    epsilon: Any,
+    sensitivity: Any,
+    exact: bool = False,
+    exchangeable: bool = False,
+    selector: Selector = exponential_mechanism,
+) -> Callable[[Dataset], Distribution]:
+    """000_d409ab0d7c2a9535.txt Lemma 11 (C1): the exponential mechanism as a dataset mechanism.
+
+    Args:
+        candidates: the finite output set H (hashable, non-empty).
+        score: ``score(dataset, h)``, the loss q(S, h) (lower is better).
+        epsilon: the privacy parameter (>= 0).
+        sensitivity: Delta, the score's sensitivity (> 0).
+        exact: as in :func:`exponential_mechanism`.
+        exchangeable: True only if ``score`` ignores the order of the records; the returned
+            callable is then marked ``.exchangeable = True`` for the checker (which tests it).
+        selector: the selection step, :func:`exponential_mechanism` by default; pass
+            :func:`exponential_mechanism_without_half` to build the mutant.
+
+    Returns:
+        A callable ``dataset -> Distribution`` over ``candidates``.
+
+    Raises:
+        InvalidArgument: no candidates, epsilon < 0 or sensitivity <= 0 (checked here, before any
+            dataset is seen).
+    """
+    pool = tuple(candidates)
+    if not pool:
+        raise InvalidArgument("candidates must be non-empty, got an empty collection.")
+    if not callable(score):
+        raise InvalidArgument(f"score must be callable (dataset, candidate) -> loss, got {score!r}.")
+    check_epsilon(epsilon)
+    _check_sensitivity(sensitivity)
+
+    def mechanism(dataset: Dataset) -> Distribution:
+        scores = {h: score(dataset, h) for h in pool}
+        return selector(scores, epsilon=epsilon, sensitivity=sensitivity, exact=exact)
+
+    mechanism.__name__ = f"{getattr(selector, '__name__', 'selector')}_over"
+    if exchangeable:
+        mechanism.exchangeable = True  # type: ignore[attr-defined]
+    return mechanism
+
+
+def threshold_learner(
+    domain_size: int,
+    *,
+    epsilon: Any,
+    exact: bool = False,
+    selector: Selector = exponential_mechanism,
+) -> Callable[[Dataset], Distribution]:
+    """000_d409ab0d7c2a9535.txt Lemma 11 (C1): EM over thresholds, score = number of mistakes.
+
+    The candidates are the threshold indices ``u = 0, ..., domain_size`` of
+    :func:`dpverify.domains.thresholds` (``c_u(x) = 1`` iff ``x >= u``); the score of ``u`` is the
+    number of records ``(x, y)`` with ``c_u(x) != y``, which changes by at most 1 when one record is
+    substituted, so Delta = 1. Declared exchangeable (the count ignores order).
+
+    Args:
+        domain_size: ``|X|`` (>= 1).
+        epsilon: the privacy parameter (>= 0).
+        exact: as in :func:`exponential_mechanism`.
+        selector: :func:`exponential_mechanism` (default) or the mutant
+            :func:`exponential_mechanism_without_half`.
+
+    Returns:
+        A callable ``dataset -> Distribution`` over threshold indices, ``.exchangeable = True``.
+    """
+    concepts = thresholds(domain_size)
+
+    def mistakes(dataset: Dataset, u: int) -> int:
+        return sum(1 for x, y in dataset if concepts.label(u, x) != y)
+
+    mechanism = exponential_mechanism_over(
+        range(len(concepts)), mistakes, epsilon=epsilon, sensitivity=1, exact=exact,
+        exchangeable=True, selector=selector,
+    )
+    mechanism.__name__ = f"threshold_learner_{getattr(selector, '__name__', 'selector')}"
+    return mechanism
