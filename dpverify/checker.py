@@ -391,8 +391,11 @@ def verify(
     pairs = analysis.pairs
     # Candidate directed pairs: everything not clearly below delta, worst first.
     candidates: list[tuple[float, int, int]] = []
+    # A pair whose eps* is below the claimed epsilon has delta(eps) = 0 exactly: never a candidate
+    # (this keeps pure claims from certifying every pair).
+    below = analysis.pair_epsilons() <= eps_float - 1e-9
     for values, first, second in ((forward, pairs.left, pairs.right), (backward, pairs.right, pairs.left)):
-        near = np.flatnonzero(values > delta_float - margin)
+        near = np.flatnonzero((values > delta_float - margin) & ~below)
         candidates.extend(zip(values[near].tolist(), first[near].tolist(), second[near].tolist()))
     candidates.sort(key=lambda c: -c[0])
     cache: dict[tuple[Distribution, Distribution], Any] = {}

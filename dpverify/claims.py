@@ -39,6 +39,7 @@ class PairwiseWorst:
 
     epsilon_star: float
     epsilon_pair: int
+    epsilon_forward: bool
     delta_star: float
     delta_pair: int
     delta_forward: bool
@@ -53,7 +54,7 @@ def pairwise_worst(
     ``left -> right`` (a directed proof step such as C3b).
     """
     factor = math.exp(epsilon)
-    best_eps, best_eps_at = -math.inf, -1
+    best_eps, best_eps_at, eps_forward = -math.inf, -1, True
     best_delta, best_delta_at, forward_best = -math.inf, -1, True
     for start in range(0, left.shape[0], _CHUNK):
         a = left[start : start + _CHUNK]
@@ -61,14 +62,16 @@ def pairwise_worst(
         with np.errstate(divide="ignore", invalid="ignore"):
             la, lb = np.log(a), np.log(b)
             forward = np.where(a > 0, la - lb, -np.inf).max(axis=1)
+            forward = np.where(np.isnan(forward), np.inf, forward)
             eps_rows = forward
             if symmetric:
                 backward = np.where(b > 0, lb - la, -np.inf).max(axis=1)
+                backward = np.where(np.isnan(backward), np.inf, backward)
                 eps_rows = np.maximum(forward, backward)
-        eps_rows = np.nan_to_num(eps_rows, nan=np.inf)
         i = int(np.argmax(eps_rows))
         if eps_rows[i] > best_eps:
             best_eps, best_eps_at = float(eps_rows[i]), start + i
+            eps_forward = bool(forward[i] >= eps_rows[i])
         d_forward = np.maximum(a - factor * b, 0).sum(axis=1)
         i = int(np.argmax(d_forward))
         if d_forward[i] > best_delta:
@@ -78,7 +81,7 @@ def pairwise_worst(
             i = int(np.argmax(d_backward))
             if d_backward[i] > best_delta:
                 best_delta, best_delta_at, forward_best = float(d_backward[i]), start + i, False
-    return PairwiseWorst(max(best_eps, 0.0), best_eps_at, max(best_delta, 0.0), best_delta_at, forward_best)
+    return PairwiseWorst(max(best_eps, 0.0), best_eps_at, eps_forward, max(best_delta, 0.0), best_delta_at, forward_best)
 
 
 def verdict(worst: PairwiseWorst, *, epsilon: float, delta: float) -> bool | None:

@@ -71,13 +71,13 @@ def hypergeometric_weights(dataset_counts: np.ndarray, sub_counts: np.ndarray) -
     """
     n = int(dataset_counts[0].sum())
     k = int(sub_counts.sum())
-    table = _comb_table(n)
+    table = _comb_table(n, k)
     numerators = table[dataset_counts, np.broadcast_to(sub_counts, dataset_counts.shape)].prod(axis=1)
     return numerators / math.comb(n, k)
 
 
-def _comb_table(n: int) -> np.ndarray:
-    # Each numerator is at most C(n, k) (Vandermonde), so exact in float64 while C(n, n/2) < 2**53.
-    if math.comb(n, n // 2) >= 2**53:
-        raise ValueError(f"n={n} is too large for exact float64 binomials; use n <= 55.")
+def _comb_table(n: int, k: int) -> np.ndarray:
+    # Each numerator is at most C(n, k) (Vandermonde), so exact in float64 while C(n, k) < 2**53.
+    if math.comb(n, k) >= 2**53:
+        raise ValueError(f"C(n={n}, k={k}) >= 2**53: too large for exact float64 binomials; lower n.")
     return np.array([[math.comb(m, t) for t in range(n + 1)] for m in range(n + 1)], dtype=float)

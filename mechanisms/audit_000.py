@@ -1,0 +1,304 @@
+"""Audit measurements for seed 000 (000_d409ab0d7c2a9535.txt): claims C1-C8 and their mutants.
+
+Each ``measure_*`` function computes one instance exactly (enumeration, hypergeometric weights; no
+sampling) and returns a :class:`dpverify.audit.Measurement` with the claim's explicit constants
+from ``CLAIMS.md``. Preconditions of a lemma are checked when its claim is asserted; pass
+``outside_preconditions=True`` to measure anyway (the row is then measured, not asserted).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from dpverify.audit import Measurement
+from dpverify.checker import verify
+from dpverify.claims import pairwise_worst, verdict
+from dpverify.domains import concept_class, labeled_records
+from dpverify.errors import InvalidArgument
+from dpverify.multisets import MultisetTable
+from mechanisms.learners import learner as make_learner
+from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
+from mechanisms.relabeling import agnostic_table, auxiliary, relabel_tables, subsample_size
+
+__all__ = [
+    "lemma15_constants",
+    "check_lemma15_preconditions",
+    "measure_agnostic",
+    "measure_relabel",
+    "measure_auxiliary",
+    "measure_with_replacement",
+    "measure_prediction",
+    "measure_agnostic_prediction",
+]
+
+LN_4E2 = math.log(4 * math.e**2)  # 2 + 2 ln 2
+
+
+def lemma15_constants(epsilon: float, n: int, delta: float, k: int | None = None) -> tuple[float, float]:
+    """Lemma 15's explicit (eps', delta') = (ln(e^eps + 4e^2 k/(n-k)), 4 e delta k / n)."""
+    k = subsample_size(epsilon, n) if k is None else k
+    return math.log(math.exp(epsilon) + 4 * math.e**2 * k / (n - k)), 4 * math.e * delta * k / n
+
+
+def check_lemma15_preconditions(epsilon: float, n: int) -> None:
+    """Raise InvalidArgument naming the failed precondition of Lemma 15 (eps <= 1/3, eps n >= 1)."""
+    if Fraction(epsilon) * n < 1:
+        raise InvalidArgument(
+            f"Lemma 15 needs epsilon*n >= 1, got epsilon={epsilon}, n={n} (epsilon*n={epsilon * n:g}); "
+            "raise n, or pass outside_preconditions=True to measure without asserting the claim."
+        )
+    if Fraction(epsilon) > Fraction(1, 3):
+        raise InvalidArgument(
+            f"Lemma 15 needs epsilon <= 1/3, got epsilon={epsilon}; lower epsilon, or pass "
+            "outside_preconditions=True to measure without asserting the claim."
+        )
+
+
+def _witness(table: MultisetTable, universe: tuple, left: int, right: int, p: np.ndarray, q: np.ndarray, epsilon: float) -> str:
+    factor = math.exp(epsilon)
+    chosen = [o for o in range(p.size) if p[o] > factor * q[o]]
+    return (
+        f"D  = {table.records(left, universe)}\nD' = {table.records(right, universe)}\n"
+        f"S  = {chosen}\nP[M(D) in S] = {p[chosen].sum():.12g}\nP[M(D') in S] = {q[chosen].sum():.12g}\n"
+        f"e^eps * P[M(D') in S] = {factor * q[chosen].sum():.12g}"
+    )
+
+
+def _dataset_verdict(table, universe, probs, claimed_epsilon, claimed_delta):
+    left, right = table.substitute_pairs()
+    worst = pairwise_worst(probs[left], probs[right], epsilon=claimed_epsilon)
+    holds = verdict(worst, epsilon=claimed_epsilon, delta=claimed_delta)
+    witness = None
+    if holds is False:
+        pure = claimed_delta == 0
+        i = worst.epsilon_pair if pure else worst.delta_pair
+        forward = worst.epsilon_forward if pure else worst.delta_forward
+        a, b = (left[i], right[i]) if forward else (right[i], left[i])
+        witness = _witness(table, universe, a, b, probs[a], probs[b], claimed_epsilon)
+    return worst, holds, witness
+
+
+def measure_agnostic(
+    *,
+    concept: str = "thresholds",
+    domain_size: int = 3,
+    n: int = 6,
+    epsilon: float = 0.2,
+    learner: str = "exponential",
+    learner_epsilon: float = 1.0,
+    learner_delta: float = 0.0,
+    k: int | None = None,
+    score: str = "agnostic",
+    proof_steps: bool = True,
+    outside_preconditions: bool = False,
+) -> Measurement:
+    """C3 (Lemma 15) on A_Agnostic, exhaustive over dataset multisets (replace-one neighbours).
+
+    ``k`` overrides the subsample size (mutants); the claim always uses the parent's
+    ``k0 = ceil(eps n)``. With ``proof_steps`` the proof steps C3a and C3b are checked per index set.
+    """
+    if not outside_preconditions:
+        check_lemma15_preconditions(epsilon, n)
+    cc = concept_class(concept, domain_size)
+    inner = make_learner(learner, cc, learner_epsilon=learner_epsilon, delta=learner_delta)
+    k0 = subsample_size(epsilon, n)
+    k_used = k0 if k is None else k
+    claimed_epsilon, claimed_delta = lemma15_constants(epsilon, n, inner.delta, k0)
+    tables = relabel_tables(cc, epsilon, n, k_used, inner, score=score)
+    table, probs = agnostic_table(tables, n)
+    worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta)
+    details = {
+        "k": k_used,
+        "epsilon_star_over_epsilon": worst.epsilon_star / epsilon,
+        "claimed_epsilon_over_epsilon": claimed_epsilon / epsilon,
+        "six_epsilon_form": math.log(math.exp(epsilon) + 24 * math.e**2 * epsilon),
+        "epsilon_slack": claimed_epsilon - worst.epsilon_star,
+    }
+    if inner.delta > 0:
+        details["delta_star_over_epsilon_delta"] = worst.delta_star / (epsilon * inner.delta)
+        details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
+    if proof_steps and k_used < n:
+        details.update(proof_step_slack(tables, epsilon, inner.delta))
+    if outside_preconditions:
+        holds = None
+    return Measurement(worst.epsilon_star, worst.delta_star, claimed_epsilon, claimed_delta, holds, witness, details)
+
+
+def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
+    """Worst slack of C3a (p1(I) <= e^eps p2(I), changed index outside I) and C3b
+    (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i})."""
+    # C3a: same t, neighbouring w.
+    w_left, w_right = tables.w_table.substitute_pairs()
+    c3a = 0.0
+    for out in tables.outputs:
+        c3a = max(c3a, pairwise_worst(out[w_left], out[w_right], epsilon=epsilon).epsilon_star)
+    # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
+    z = len(tables.universe)
+    k = int(tables.t_table.counts[0].sum())
+    size_w = int(tables.w_table.counts[0].sum())
+    that_table = MultisetTable(z, k - 1)
+    what_table = MultisetTable(z, size_w - 1)
+    eye = np.eye(z, dtype=np.int64)
+    c3b_delta, c3b_eps = 0.0, 0.0
+    for that in that_table.counts:
+        for a in range(z):
+            out1 = tables.outputs[int(tables.t_table.index((that + eye[a])[None, :])[0])]
+            for b in range(z):
+                out2 = tables.outputs[int(tables.t_table.index((that + eye[b])[None, :])[0])]
+                rows1 = tables.w_table.index(what_table.counts + eye[b])
+                for c in range(z):
+                    if c == a:
+                        continue
+                    rows2 = tables.w_table.index(what_table.counts + eye[c])
+                    worst = pairwise_worst(out1[rows1], out2[rows2], epsilon=LN_4E2, symmetric=False)
+                    c3b_delta = max(c3b_delta, worst.delta_star)
+                    c3b_eps = max(c3b_eps, worst.epsilon_star)
+    return {
+        "C3a_worst_epsilon": c3a,
+        "C3a_slack": epsilon - c3a,
+        "C3b_worst_epsilon": c3b_eps,
+        "C3b_worst_delta_at_ln4e2": c3b_delta,
+        "C3b_slack": 4 * math.e * delta - c3b_delta,
+        "C3b_epsilon_slack": LN_4E2 - c3b_eps,
+    }
+
+
+class _LabelingLearner:
+    """Outputs the relabeling itself (identity on labelings): used to check A_Relabel alone (C2)."""
+
+    delta = 0.0
+
+    def on_labelings(self, point_counts, representatives, mistakes):
+        return np.eye(len(representatives))
+
+
+def measure_relabel(*, concept: str = "thresholds", domain_size: int = 3, n: int = 6, epsilon: float = 0.2) -> Measurement:
+    """C2: with T fixed, A_Relabel is eps-DP w.r.t. W (all T of size k = ceil(eps n), all W-neighbours)."""
+    cc = concept_class(concept, domain_size)
+    k = subsample_size(epsilon, n)
+    tables = relabel_tables(cc, epsilon, n, k, _LabelingLearner())
+    left, right = tables.w_table.substitute_pairs()
+    eps_star = max(pairwise_worst(out[left], out[right], epsilon=epsilon).epsilon_star for out in tables.outputs)
+    holds = True if eps_star <= epsilon - 1e-9 else (False if eps_star > epsilon + 1e-9 else None)
+    return Measurement(eps_star, 0.0, epsilon, 0.0, holds, details={"k": k, "slack": epsilon - eps_star})
+
+
+def measure_auxiliary(
+    *,
+    concept: str = "thresholds",
+    domain_size: int = 3,
+    size_u: int = 1,
+    size_w: int = 4,
+    epsilon: float = 1 / 3,
+    learner: str = "exponential",
+    learner_delta: float = 0.0,
+    outside_preconditions: bool = False,
+) -> Measurement:
+    """C4 (Claim 23): for every public V and W, A_Auxiliary is (2 + 2 ln 2, 4 e delta)-DP w.r.t. U."""
+    size_t = 2 * size_u
+    n = size_t + size_w
+    if not outside_preconditions and size_t != subsample_size(epsilon, n):
+        raise InvalidArgument(
+            f"Claim 23 runs A_Auxiliary with |T| = ceil(eps n): |T|={size_t}, ceil({epsilon}*{n})="
+            f"{subsample_size(epsilon, n)}; adjust size_u/size_w or pass outside_preconditions=True."
+        )
+    cc = concept_class(concept, domain_size)
+    inner = make_learner(learner, cc, delta=learner_delta)
+    universe = labeled_records(domain_size)
+    z = len(universe)
+    claimed_epsilon, claimed_delta = LN_4E2, 4 * math.e * inner.delta
+    u_table, v_table, w_table = MultisetTable(z, size_u), MultisetTable(z, size_u), MultisetTable(z, size_w)
+    u_left, u_right = u_table.substitute_pairs()
+    worst_eps, worst_delta, witness_text = 0.0, 0.0, None
+    for v_row in range(len(v_table)):
+        V = v_table.records(v_row, universe)
+        for w_row in range(len(w_table)):
+            W = w_table.records(w_row, universe)
+            outputs = [auxiliary(cc, epsilon, u_table.records(u, universe), V, W, inner) for u in range(len(u_table))]
+            keys = sorted({o for d in outputs for o in d})
+            matrix = np.array([[float(d[o]) for o in keys] for d in outputs])
+            worst = pairwise_worst(matrix[u_left], matrix[u_right], epsilon=claimed_epsilon)
+            worst_eps = max(worst_eps, worst.epsilon_star)
+            worst_delta = max(worst_delta, worst.delta_star)
+    holds = True if (worst_eps <= claimed_epsilon - 1e-9 or worst_delta <= claimed_delta - 1e-9 * (1 + math.exp(claimed_epsilon))) else None
+    if worst_delta > claimed_delta + 1e-9 * (1 + math.exp(claimed_epsilon)):
+        holds = False
+    if outside_preconditions:
+        holds = None
+    return Measurement(worst_eps, worst_delta, claimed_epsilon, claimed_delta, holds, witness_text,
+                       {"public_V": len(v_table), "public_W": len(w_table), "epsilon_slack": claimed_epsilon - worst_eps})
+
+
+def measure_with_replacement(
+    *, concept: str = "thresholds", domain_size: int = 3, n: int = 6, m: int = 1, epsilon: float = 1.0,
+    learner: str = "leaky", learner_delta: float = 0.1, outside_preconditions: bool = False,
+) -> Measurement:
+    """C5 (Lemma 21): m draws with replacement, then an (eps, delta)-DP A:
+    (6 eps m / n, exp(6 eps m / n) (4m/n) delta)-DP."""
+    from mechanisms.subsampling import subsampled_with_replacement
+
+    if not outside_preconditions:
+        for ok, rule in ((epsilon <= 1, "epsilon <= 1"), (n >= 2, "n >= 2"), (6 * epsilon * m / n <= 1, "6*epsilon*m/n <= 1")):
+            if not ok:
+                raise InvalidArgument(
+                    f"Lemma 21 needs {rule}, got epsilon={epsilon}, n={n}, m={m}; change them or pass "
+                    "outside_preconditions=True to measure without asserting the claim."
+                )
+    cc = concept_class(concept, domain_size)
+    inner = make_learner(learner, cc, learner_epsilon=epsilon, delta=learner_delta)
+    claimed_epsilon = 6 * epsilon * m / n
+    claimed_delta = math.exp(claimed_epsilon) * (4 * m / n) * inner.delta
+
+    def base(dataset):
+        return inner(dataset)
+
+    base.exchangeable = True
+    mechanism = subsampled_with_replacement(base, m, grouped=True)
+    result = verify(mechanism, records=labeled_records(domain_size), n=n, epsilon=claimed_epsilon, delta=claimed_delta)
+    holds = None if outside_preconditions else result.holds
+    return Measurement(result.epsilon, result.delta, claimed_epsilon, claimed_delta, holds,
+                       str(result.witness) if result.witness else None, {"pairs": result.pairs})
+
+
+def measure_prediction(
+    *, concept: str = "thresholds", domain_size: int = 3, epsilon: float = 1.0, parts: int = 13,
+    aggregation: str = "exponential",
+) -> Measurement:
+    """C6 (Lemma 19): for every query x the predicted bit is eps-DP (n = parts: one record per part)."""
+    cc = concept_class(concept, domain_size)
+    worst_eps, worst_delta, holds, witness = 0.0, 0.0, True, None
+    for x in range(domain_size):
+        predictor = RealizablePredictor(cc, epsilon, x, parts, aggregation)
+        result = verify(predictor, records=labeled_records(domain_size), n=parts, epsilon=epsilon, exchangeable=True)
+        worst_eps, worst_delta = max(worst_eps, result.epsilon), max(worst_delta, result.delta)
+        if not result.holds and holds:
+            holds, witness = False, f"query x={x}\n{result.witness}"
+    return Measurement(worst_eps, worst_delta, epsilon, 0.0, holds, witness, {"queries": domain_size, "parts": parts})
+
+
+def measure_agnostic_prediction(
+    *, concept: str = "thresholds", domain_size: int = 2, n: int = 27, epsilon: float = 1 / 3,
+    outside_preconditions: bool = False,
+) -> Measurement:
+    """C7 (Thm. 20): A_Agnostic with C6 at privacy 1 (one record per part, r = k) as the inner
+    learner; for every query the bit is (ln(e^eps + 4e^2 k/(n-k)), 0)-DP."""
+    if not outside_preconditions:
+        check_lemma15_preconditions(epsilon, n)
+    cc = concept_class(concept, domain_size)
+    k = subsample_size(epsilon, n)
+    claimed_epsilon, _ = lemma15_constants(epsilon, n, 0.0, k)
+    worst_eps, worst_delta, holds, witness = 0.0, 0.0, True, None
+    for x in range(domain_size):
+        tables = relabel_tables(cc, epsilon, n, k, PredictionLearner(cc, x))
+        table, probs = agnostic_table(tables, n)
+        worst, row_holds, row_witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, 0.0)
+        worst_eps, worst_delta = max(worst_eps, worst.epsilon_star), max(worst_delta, worst.delta_star)
+        if row_holds is not True and holds is True:
+            holds, witness = row_holds, row_witness
+    if outside_preconditions:
+        holds = None
+    return Measurement(worst_eps, worst_delta, claimed_epsilon, 0.0, holds, witness,
+                       {"k": k, "parts": k, "epsilon_star_over_epsilon": worst_eps / epsilon})
