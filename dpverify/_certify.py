@@ -12,8 +12,11 @@ contains its exact value:
 The directed hockey-stick value ``sum_o max(0, P(o) - e^eps Q(o))`` is then enclosed in an
 interval; precision grows (128 -> 1024 bits) until the interval lies on one side of ``delta``. A
 term whose interval still straddles 0 at the top precision is proved to be exactly 0 with sympy
-(``P(o) = e^eps Q(o)``, e.g. randomized response at exactly its epsilon); otherwise the pair is
-*undecided*, which the checker reports as not holding (it never says "private" without proof).
+(``P(o) = e^eps Q(o)``, e.g. randomized response at exactly its epsilon); when every remaining
+term is proved positive but their sum still straddles ``delta``, sympy proves the sum equals
+``delta`` exactly (a tight delta, e.g. ``P(S) = 1/10``, ``Q(S) = 0`` at ``delta = 1/10``).
+Otherwise the pair is *undecided*, which the checker reports as not holding (it never says
+"private" without proof).
 """
 
 from __future__ import annotations
@@ -79,6 +82,17 @@ def _to_sympy(value: Any) -> sympy.Expr:
     return sympy.sympify(value)
 
 
+def _sum_is_exactly_delta(
+    p: Mapping, q: Mapping, outcomes: list, epsilon: Any, delta: Any
+) -> bool:
+    try:
+        factor = sympy.exp(_to_sympy(epsilon))
+        terms = [_to_sympy(p[o]) - factor * _to_sympy(q.get(o, 0)) for o in outcomes]
+        return bool(sympy.simplify(sympy.Add(*terms) - _to_sympy(delta)) == 0)
+    except (TypeError, ValueError, sympy.SympifyError):
+        return False
+
+
 def _is_exactly_zero(p: Any, q: Any, epsilon: Any) -> bool:
     try:
         expr = _to_sympy(p) - sympy.exp(_to_sympy(epsilon)) * _to_sympy(q)
@@ -140,6 +154,9 @@ def certify_pair(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon: 
                 for o in straddling:
                     if o not in proved_zero and _is_exactly_zero(p[o], q.get(o, 0), epsilon):
                         proved_zero.add(o)
+        undecided_terms = [o for o in straddling if o not in proved_zero]
+        if not undecided_terms and _sum_is_exactly_delta(p, q, positive, epsilon, delta):
+            return PairCertificate(True, frozenset(positive), *_masses(p, q, positive), 0.0)
         return PairCertificate(None, frozenset(positive), *_masses(p, q, positive), float(lower.a - bound.b))
     finally:
         mpmath.iv.prec = old_precision
