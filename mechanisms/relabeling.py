@@ -72,6 +72,7 @@ def relabel(
     convention used by the no-subsampling mutant.
     """
     _check_score(score)
+    epsilon = float(epsilon)
     points = [x for x, _ in T]
     H = list(concept_class.labelings(points, representative=representative).values())
     C = concept_class.matrix
@@ -174,6 +175,7 @@ def relabel_tables(
 ) -> RelabelTables:
     """Vectorised A_Relabel followed by ``learner`` over all ``(t, w)`` count vectors."""
     _check_score(score)
+    epsilon = float(epsilon)
     d = concept_class.domain_size
     universe = labeled_records(d)
     C = concept_class.matrix
