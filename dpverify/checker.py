@@ -10,8 +10,10 @@ float hockey-stick value is within ``margin = 1e-9 * (1 + e^eps)`` of delta, or 
 re-decided by :func:`dpverify._certify.certify_pair` in interval arithmetic on the exact values the
 mechanism returned. ``holds`` is True only when every pair is either clear of the claim by more
 than the margin in float64 or certified; a violation's witness is certified. The float values of
-mechanisms' probabilities are taken as exact; a mechanism computing in float64 by sums and products
-of positive terms carries a relative error far below the 1e-9 margin.
+mechanisms' probabilities are taken as exact, unless the mechanism offers
+``exact_distribution(dataset)`` (exact sympy/Fraction values), which certification then uses; a
+mechanism computing in float64 by sums and products of positive terms carries a relative error far
+below the 1e-9 margin.
 
 Structure: a plain callable is a black box (every ordered dataset, every neighbour). A mechanism
 declared exchangeable (``@dpverify.exchangeable`` or ``verify(..., exchangeable=True)``) is
@@ -398,12 +400,24 @@ def verify(
         near = np.flatnonzero((values > delta_float - margin) & ~below)
         candidates.extend(zip(values[near].tolist(), first[near].tolist(), second[near].tolist()))
     candidates.sort(key=lambda c: -c[0])
+    # Mechanisms that compute in float64 may offer ``exact_distribution(dataset)`` (exact or
+    # interval values) for certification; otherwise the returned values are taken as exact.
+    exact_of = getattr(mechanism, "exact_distribution", None)
+    exact_cache: dict[int, Any] = {}
+
+    def exact(index: int) -> Any:
+        if exact_of is None:
+            return analysis.distributions[index]
+        if index not in exact_cache:
+            exact_cache[index] = _as_distribution(exact_of(pairs.datasets[index]), pairs.datasets[index])
+        return exact_cache[index]
+
     cache: dict[tuple[Distribution, Distribution], Any] = {}
     witness = None
     undecided = 0
     certified = 0
     for _, i, j in candidates:
-        p, q = analysis.distributions[i], analysis.distributions[j]
+        p, q = exact(i), exact(j)
         key = (p, q)  # identical pairs of distributions need one certificate
         certificate = cache.get(key)
         if certificate is None:

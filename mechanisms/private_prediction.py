@@ -16,6 +16,7 @@ parts of size 1 on the relabeled sample).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -52,6 +53,26 @@ def _aggregate(votes_for_one: float, parts: int, epsilon: float, aggregation: st
     return float(p[0]), float(p[1])
 
 
+@functools.lru_cache(maxsize=4096)
+def _exact_answer(votes_for_one: int, parts: int, epsilon: float, aggregation: str) -> Distribution:
+    p0, p1 = _aggregate_exact(votes_for_one, parts, epsilon, aggregation)
+    return Distribution({0: p0, 1: p1})
+
+
+def _aggregate_exact(votes_for_one: int, parts: int, epsilon: float, aggregation: str) -> tuple:
+    """(P(0), P(1)) as exact sympy numbers (epsilon read as the rational it is)."""
+    import sympy
+
+    eps = sympy.Rational(epsilon) if not isinstance(epsilon, sympy.Basic) else epsilon
+    if aggregation == "laplace":
+        t = sympy.Rational(parts, 2) - votes_for_one
+        one = sympy.exp(-t * eps) / 2 if t >= 0 else 1 - sympy.exp(t * eps) / 2
+        return 1 - one, one
+    scale = eps / 2 if aggregation == "exponential" else eps
+    w0, w1 = sympy.exp(scale * (parts - votes_for_one)), sympy.exp(scale * votes_for_one)
+    return w0 / (w0 + w1), w1 / (w0 + w1)
+
+
 def _consistent_concept(concept_class: ConceptClass, part: tuple) -> int:
     mistakes = concept_class.mistakes(part)
     return int(np.argmin(mistakes))  # first consistent concept (or first ERM)
@@ -78,17 +99,23 @@ class RealizablePredictor:
         return False
 
     def __call__(self, dataset: tuple) -> Distribution:
+        p0, p1 = _aggregate(self._votes(dataset), self.parts, self.epsilon, self.aggregation)
+        return Distribution({0: p0, 1: p1})
+
+    def exact_distribution(self, dataset: tuple) -> Distribution:
+        """The same distribution in exact sympy numbers (used to certify near-tight pairs)."""
+        return _exact_answer(self._votes(dataset), self.parts, self.epsilon, self.aggregation)
+
+    def _votes(self, dataset: tuple) -> int:
         if len(dataset) < self.parts:
             raise InvalidArgument(
                 f"the dataset has {len(dataset)} records but r={self.parts} parts were asked for; use n >= r."
             )
         bounds = np.cumsum([0] + [len(a) for a in np.array_split(np.arange(len(dataset)), self.parts)])
-        votes = sum(
+        return sum(
             self.concept_class.label(_consistent_concept(self.concept_class, dataset[lo:hi]), self.query)
             for lo, hi in zip(bounds[:-1], bounds[1:])
         )
-        p0, p1 = _aggregate(votes, self.parts, self.epsilon, self.aggregation)
-        return Distribution({0: p0, 1: p1})
 
 
 @dataclass(frozen=True)
