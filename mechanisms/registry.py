@@ -124,9 +124,21 @@ def seed000_cases() -> list[AuditCase]:
         cases.append(AuditCase(label, f"baseline_{score}", {**default, "score": score},
                                partial(_agnostic, default, score=score),
                                "Measured, not claimed: shown beside C3's constants.", measured_only=True))
+    small_eps = {"concept_class": "thresholds", "domain_size": 2, "n": 64, "epsilon": 0.015625,
+                 "learner": "exponential", "learner_epsilon": 1.0, "representative": "first"}
     cases += [
         _c3({**default, "learner": "consistent"}, mechanism="mutant_inner_consistent",
             description="Inner learner not private (first consistent concept)."),
+        _c3({**small_eps, "k": 64}, mechanism="mutant_no_subsampling", k=64, proof_steps=False,
+            description="k = n (no subsampling; W empty, so the relabeling is uniform over labelings). "
+            "Its eps* stays at ln(3/2) as eps shrinks, so it crosses the parent's claim "
+            "ln(e^eps + 4e^2 k0/(n-k0)) (k0 = ceil(eps n) = 1) once n >= 64."),
+        AuditCase("C3", "mutant_half_sample", {**small_eps, "n": 24, "epsilon": 1 / 24, "k": 12},
+                  partial(_agnostic, {**small_eps, "n": 24, "epsilon": 1 / 24}, k=12, proof_steps=False),
+                  "k = ceil(n/2). FINDING: on every instance small enough to enumerate (n <= 40 at "
+                  "|X| = 2, n <= 20 at |X| = 3) its eps* (about 0.2-0.38) stays below the parent's "
+                  "explicit constant (0.85-1.47); the proof's constant is too loose to expose it here. "
+                  "Reported as measured, not as caught.", measured_only=True),
     ]
     return cases
 
