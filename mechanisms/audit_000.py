@@ -21,7 +21,7 @@ from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from mechanisms.learners import learner as make_learner
 from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
-from mechanisms.relabeling import agnostic_table, auxiliary, relabel_tables, subsample_size
+from mechanisms.relabeling import agnostic_table, auxiliary, exact_parameter, relabel_tables, subsample_size
 
 __all__ = [
     "lemma15_constants",
@@ -45,12 +45,12 @@ def lemma15_constants(epsilon: float, n: int, delta: float, k: int | None = None
 
 def check_lemma15_preconditions(epsilon: float, n: int) -> None:
     """Raise InvalidArgument naming the failed precondition of Lemma 15 (eps <= 1/3, eps n >= 1)."""
-    if Fraction(epsilon) * n < 1:
+    if exact_parameter(epsilon) * n < 1:
         raise InvalidArgument(
             f"Lemma 15 needs epsilon*n >= 1, got epsilon={epsilon}, n={n} (epsilon*n={epsilon * n:g}); "
             "raise n, or pass outside_preconditions=True to measure without asserting the claim."
         )
-    if Fraction(epsilon) > Fraction(1, 3):
+    if exact_parameter(epsilon) > Fraction(1, 3):
         raise InvalidArgument(
             f"Lemma 15 needs epsilon <= 1/3, got epsilon={epsilon}; lower epsilon, or pass "
             "outside_preconditions=True to measure without asserting the claim."

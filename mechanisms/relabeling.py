@@ -39,6 +39,7 @@ __all__ = [
     "agnostic_reference",
     "auxiliary",
     "subsample_size",
+    "exact_parameter",
     "RelabelTables",
     "relabel_tables",
     "agnostic_table",
@@ -48,8 +49,19 @@ SCORES = ("agnostic", "bns", "full_sample")
 
 
 def subsample_size(epsilon: float, n: int) -> int:
-    """``k = ceil(epsilon * n)`` (Alg. 2, line 1), computed exactly for float epsilon."""
-    return math.ceil(Fraction(epsilon) * n)
+    """``k = ceil(epsilon * n)`` (Alg. 2, line 1).
+
+    A float epsilon is read as the nearest fraction with denominator <= 10**6 (so ``1/24`` typed as
+    a float gives ``k = 1`` at ``n = 24``, not 2 through rounding); exact inputs are used as given.
+    """
+    return math.ceil(exact_parameter(epsilon) * n)
+
+
+def exact_parameter(value) -> Fraction:
+    """A float parameter as the fraction it stands for (denominator <= 10**6); exact ones as given."""
+    if isinstance(value, float):
+        return Fraction(value).limit_denominator(10**6)
+    return Fraction(value)
 
 
 def _check_score(score: str) -> None:
