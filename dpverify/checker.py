@@ -51,6 +51,7 @@ __all__ = [
     "Witness",
     "SymmetryViolation",
     "check_exchangeable",
+    "evaluate",
     "DEFAULT_MAX_PAIRS",
 ]
 
@@ -180,6 +181,11 @@ def _as_distribution(value: Any, dataset: tuple) -> Distribution:
         return Distribution(value)
     except InvalidArgument as error:
         raise InvalidArgument(f"on dataset {dataset!r} the mechanism's output: {error}") from None
+
+
+def evaluate(mechanism: Mechanism, dataset: tuple) -> Distribution:
+    """Run ``mechanism`` on ``dataset`` and validate its output as a :class:`Distribution`."""
+    return _as_distribution(mechanism(dataset), dataset)
 
 
 def _distributions_close(a: Distribution, b: Distribution) -> bool:

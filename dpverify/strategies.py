@@ -33,6 +33,7 @@ import hypothesis.strategies as st
 from hypothesis.strategies import SearchStrategy, composite
 
 from dpverify.distribution import Distribution
+from dpverify.checker import evaluate
 from dpverify.domains import CONCEPT_CLASSES, ConceptClass, check_records, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.privacy_loss import (
@@ -200,18 +201,7 @@ def neighboring_pairs(
 
 
 def _distribution(mechanism: Mechanism, dataset: tuple) -> Distribution:
-    value = mechanism(dataset)
-    if isinstance(value, Distribution):
-        return value
-    if not isinstance(value, Mapping):
-        raise InvalidArgument(
-            f"the mechanism must return a Mapping outcome -> probability (or a Distribution); on "
-            f"dataset {dataset!r} it returned {type(value).__name__}."
-        )
-    try:
-        return Distribution(value)
-    except InvalidArgument as error:
-        raise InvalidArgument(f"on dataset {dataset!r} the mechanism's output: {error}") from None
+    return evaluate(mechanism, dataset)
 
 
 def _witness_message(
