@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PairwiseWorst", "pairwise_worst", "margin_for"]
+__all__ = ["PairwiseWorst", "pairwise_worst", "worst_over_pairs", "log_rows", "margin_for"]
 
 _CHUNK = 1 << 16
 
@@ -53,25 +53,61 @@ def pairwise_worst(
     With ``symmetric`` both directions count (unordered neighbours); otherwise only
     ``left -> right`` (a directed proof step such as C3b).
     """
+    count = left.shape[0]
+    index = np.arange(count)
+    return worst_over_pairs(np.vstack([left, right]), index, index + count, epsilon=epsilon, symmetric=symmetric)
+
+
+def log_rows(matrix: np.ndarray) -> np.ndarray:
+    """``ln`` of a probability matrix, ``-inf`` at zeros (computed once, gathered per pair)."""
+    with np.errstate(divide="ignore"):
+        return np.log(matrix)
+
+
+def worst_over_pairs(
+    matrix: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    *,
+    epsilon: float,
+    symmetric: bool = True,
+    logs: np.ndarray | None = None,
+    with_delta: bool = True,
+) -> PairwiseWorst:
+    """:func:`pairwise_worst` over index pairs into ``matrix`` (rows = distributions).
+
+    Logarithms are taken once per row (pass ``logs`` to reuse them across calls); with
+    ``with_delta=False`` only eps* is computed (``delta_star`` is then reported as 0).
+    """
+    logs = log_rows(matrix) if logs is None else logs
     factor = math.exp(epsilon)
     best_eps, best_eps_at, eps_forward = -math.inf, -1, True
     best_delta, best_delta_at, forward_best = -math.inf, -1, True
     for start in range(0, left.shape[0], _CHUNK):
-        a = left[start : start + _CHUNK]
-        b = right[start : start + _CHUNK]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            la, lb = np.log(a), np.log(b)
-            forward = np.where(a > 0, la - lb, -np.inf).max(axis=1)
-            forward = np.where(np.isnan(forward), np.inf, forward)
-            eps_rows = forward
-            if symmetric:
-                backward = np.where(b > 0, lb - la, -np.inf).max(axis=1)
-                backward = np.where(np.isnan(backward), np.inf, backward)
-                eps_rows = np.maximum(forward, backward)
+        li, ri = left[start : start + _CHUNK], right[start : start + _CHUNK]
+        la, lb = logs[li], logs[ri]
+        with np.errstate(invalid="ignore"):
+            difference = la - lb  # +inf where P > 0 = Q; nan where both are 0
+        difference[np.isnan(difference)] = -np.inf
+        forward = difference.max(axis=1)
+        eps_rows = forward
+        if symmetric:
+            backward = (-difference).max(axis=1)
+            # -(-inf) = +inf where P = 0 < Q is exactly the backward loss; both-zero entries are
+            # -inf in difference, so +inf in -difference: exclude them.
+            both_zero = np.isneginf(la) & np.isneginf(lb)
+            if both_zero.any():
+                negated = -difference
+                negated[both_zero] = -np.inf
+                backward = negated.max(axis=1)
+            eps_rows = np.maximum(forward, backward)
         i = int(np.argmax(eps_rows))
         if eps_rows[i] > best_eps:
             best_eps, best_eps_at = float(eps_rows[i]), start + i
             eps_forward = bool(forward[i] >= eps_rows[i])
+        if not with_delta:
+            continue
+        a, b = matrix[li], matrix[ri]
         d_forward = np.maximum(a - factor * b, 0).sum(axis=1)
         i = int(np.argmax(d_forward))
         if d_forward[i] > best_delta:

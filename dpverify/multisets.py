@@ -11,12 +11,13 @@ The substitute pairs of an exchangeable mechanism are ``(M + e_a, M + e_b)`` for
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
 import numpy as np
 
-__all__ = ["MultisetTable", "hypergeometric_weights"]
+__all__ = ["MultisetTable", "table", "hypergeometric_weights"]
 
 
 class MultisetTable:
@@ -30,11 +31,7 @@ class MultisetTable:
     def __init__(self, universe_size: int, n: int) -> None:
         self.universe_size = universe_size
         self.n = n
-        rows = [
-            np.bincount(np.array(c, dtype=np.int64), minlength=universe_size)
-            for c in itertools.combinations_with_replacement(range(universe_size), n)
-        ] if n > 0 else [np.zeros(universe_size, np.int64)]
-        self.counts = np.array(rows, dtype=np.int64).reshape(-1, universe_size)
+        self.counts = _count_vectors(universe_size, n)
         self._radix = (n + 1) ** np.arange(universe_size, dtype=np.int64)
         codes = self.counts @ self._radix
         self._order = np.argsort(codes)
@@ -54,12 +51,39 @@ class MultisetTable:
         return tuple(r for r, c in zip(universe, self.counts[row]) for _ in range(int(c)))
 
     def substitute_pairs(self) -> tuple[np.ndarray, np.ndarray]:
-        """Index arrays ``(left, right)`` of the pairs ``(M + e_a, M + e_b)``, ``a < b``."""
-        smaller = MultisetTable(self.universe_size, self.n - 1)
+        """Index arrays ``(left, right)`` of the pairs ``(M + e_a, M + e_b)``, ``a < b`` (cached)."""
+        cached = getattr(self, "_pairs", None)
+        if cached is not None:
+            return cached
+        smaller = table(self.universe_size, self.n - 1)
         eye = np.eye(self.universe_size, dtype=np.int64)
         members = np.stack([self.index(smaller.counts + eye[a]) for a in range(self.universe_size)], axis=1)
         a, b = np.triu_indices(self.universe_size, k=1)
-        return members[:, a].ravel(), members[:, b].ravel()
+        self._pairs = (members[:, a].ravel(), members[:, b].ravel())
+        return self._pairs
+
+
+@functools.lru_cache(maxsize=64)
+def _count_vectors(universe_size: int, n: int) -> np.ndarray:
+    """All count vectors, in ``combinations_with_replacement`` order (read-only, cached)."""
+    if n == 0:
+        members = np.zeros((1, 0), dtype=np.int64)
+    else:
+        members = np.fromiter(
+            itertools.chain.from_iterable(itertools.combinations_with_replacement(range(universe_size), n)),
+            dtype=np.int64,
+        ).reshape(-1, n)
+    counts = np.zeros((members.shape[0], universe_size), dtype=np.int64)
+    rows = np.repeat(np.arange(members.shape[0]), n)
+    np.add.at(counts, (rows, members.ravel()), 1)
+    counts.setflags(write=False)
+    return counts
+
+
+@functools.lru_cache(maxsize=64)
+def table(universe_size: int, n: int) -> "MultisetTable":
+    """A shared (cached) :class:`MultisetTable`."""
+    return MultisetTable(universe_size, n)
 
 
 def hypergeometric_weights(dataset_counts: np.ndarray, sub_counts: np.ndarray) -> np.ndarray:

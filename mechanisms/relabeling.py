@@ -31,7 +31,7 @@ import numpy as np
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, labeled_records
 from dpverify.errors import InvalidArgument
-from dpverify.multisets import MultisetTable, hypergeometric_weights
+from dpverify.multisets import MultisetTable, hypergeometric_weights, table
 
 __all__ = [
     "SCORES",
@@ -194,7 +194,7 @@ def relabel_tables(
     x_of = np.array([x for x, _ in universe])
     y_of = np.array([y for _, y in universe], dtype=bool)
     mistake = (C[:, x_of] != y_of[None, :]).T.astype(float)  # (records, concepts)
-    t_table, w_table = MultisetTable(len(universe), k), MultisetTable(len(universe), n - k)
+    t_table, w_table = table(len(universe), k), table(len(universe), n - k)
     size_w = n - k
     err_w = w_table.counts @ mistake  # mistake counts on w, (Nw, |C|)
     outputs = []
@@ -226,7 +226,7 @@ def relabel_tables(
 def agnostic_table(tables: RelabelTables, n: int) -> tuple[MultisetTable, np.ndarray]:
     """Mix the relabel tables into A_Agnostic's output for every dataset multiset of size n:
     ``P_S = sum_{t ⊆ S} hyp(t; S) * outputs[t][S - t]``."""
-    s_table = MultisetTable(len(tables.universe), n)
+    s_table = table(len(tables.universe), n)
     K = tables.outputs[0].shape[1]
     probs = np.zeros((len(s_table), K))
     w_counts = tables.w_table.counts
