@@ -15,7 +15,7 @@ import numpy as np
 
 from dpverify.audit import Measurement
 from dpverify.checker import verify
-from dpverify.claims import log_rows, pairwise_worst, verdict, worst_over_pairs
+from dpverify.claims import PairwiseWorst, log_rows, pairwise_worst, verdict, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, table as multiset_table
@@ -200,6 +200,7 @@ def measure_auxiliary(
     *,
     concept: str = "thresholds",
     domain_size: int = 3,
+    size_t: int | None = None,
     size_u: int = 1,
     size_w: int = 4,
     epsilon: float = 1 / 3,
@@ -207,22 +208,34 @@ def measure_auxiliary(
     learner_delta: float = 0.0,
     outside_preconditions: bool = False,
 ) -> Measurement:
-    """C4 (Claim 23): for every public V and W, A_Auxiliary is (2 + 2 ln 2, 4 e delta)-DP w.r.t. U."""
-    size_t = 2 * size_u
+    """C4 (Claim 23): for every public V and W, A_Auxiliary is (2 + 2 ln 2, 4 e delta)-DP w.r.t. U.
+
+    ``|T| = size_t`` (default ``2 * size_u``) is split as ``|U| = |V| = |T|/2``; every public
+    ``V`` and ``W`` of the given sizes is enumerated, and ``U`` ranges over multisets (the inner
+    learners ignore record order) with replace-one neighbours.
+    """
+    size_t = 2 * size_u if size_t is None else size_t
     n = size_t + size_w
+    if size_t % 2:
+        raise InvalidArgument(
+            f"Claim 23 splits T = U∘V with |U| = |V| = |T|/2, so |T| must be even; got |T|={size_t}. "
+            "Use an even size_t (A_Auxiliary with unequal halves is not what the claim is about)."
+        )
     if not outside_preconditions and size_t != subsample_size(epsilon, n):
         raise InvalidArgument(
             f"Claim 23 runs A_Auxiliary with |T| = ceil(eps n): |T|={size_t}, ceil({epsilon}*{n})="
-            f"{subsample_size(epsilon, n)}; adjust size_u/size_w or pass outside_preconditions=True."
+            f"{subsample_size(epsilon, n)}; adjust size_t/size_w, or pass outside_preconditions=True "
+            "to measure without asserting the claim."
         )
+    size_u = size_t // 2
     cc = concept_class(concept, domain_size)
     inner = make_learner(learner, cc, delta=learner_delta)
     universe = labeled_records(domain_size)
     z = len(universe)
     claimed_epsilon, claimed_delta = LN_4E2, 4 * math.e * inner.delta
-    u_table, v_table, w_table = MultisetTable(z, size_u), MultisetTable(z, size_u), MultisetTable(z, size_w)
+    u_table, v_table, w_table = multiset_table(z, size_u), multiset_table(z, size_u), multiset_table(z, size_w)
     u_left, u_right = u_table.substitute_pairs()
-    worst_eps, worst_delta, witness_text = 0.0, 0.0, None
+    worst_eps, worst_delta, witness, first_violation = 0.0, 0.0, None, None
     for v_row in range(len(v_table)):
         V = v_table.records(v_row, universe)
         for w_row in range(len(w_table)):
@@ -230,15 +243,25 @@ def measure_auxiliary(
             outputs = [auxiliary(cc, epsilon, u_table.records(u, universe), V, W, inner) for u in range(len(u_table))]
             keys = sorted({o for d in outputs for o in d})
             matrix = np.array([[float(d[o]) for o in keys] for d in outputs])
-            worst = pairwise_worst(matrix[u_left], matrix[u_right], epsilon=claimed_epsilon)
+            worst = worst_over_pairs(matrix, u_left, u_right, epsilon=claimed_epsilon)
             worst_eps = max(worst_eps, worst.epsilon_star)
             worst_delta = max(worst_delta, worst.delta_star)
-    holds = True if (worst_eps <= claimed_epsilon - 1e-9 or worst_delta <= claimed_delta - 1e-9 * (1 + math.exp(claimed_epsilon))) else None
-    if worst_delta > claimed_delta + 1e-9 * (1 + math.exp(claimed_epsilon)):
-        holds = False
-    if outside_preconditions:
-        holds = None
-    return Measurement(worst_eps, worst_delta, claimed_epsilon, claimed_delta, holds, witness_text,
+            if first_violation is None and verdict(worst, epsilon=claimed_epsilon, delta=claimed_delta) is False:
+                i = worst.delta_pair if claimed_delta > 0 else worst.epsilon_pair
+                forward = worst.delta_forward if claimed_delta > 0 else worst.epsilon_forward
+                a, b = (u_left[i], u_right[i]) if forward else (u_right[i], u_left[i])
+                first_violation = (V, W, a, b, matrix[a], matrix[b], keys)
+    overall = PairwiseWorst(worst_eps, -1, True, worst_delta, -1, True)
+    holds = None if outside_preconditions else verdict(overall, epsilon=claimed_epsilon, delta=claimed_delta)
+    if first_violation is not None:
+        V, W, a, b, p, q, keys = first_violation
+        chosen = [keys[o] for o in range(len(keys)) if p[o] > math.exp(claimed_epsilon) * q[o]]
+        mask = p > math.exp(claimed_epsilon) * q
+        witness = (
+            f"public V = {V}, W = {W}\nU  = {u_table.records(a, universe)}\nU' = {u_table.records(b, universe)}\n"
+            f"S  = {chosen}\nP[M(U) in S] = {p[mask].sum():.12g}\nP[M(U') in S] = {q[mask].sum():.12g}"
+        )
+    return Measurement(worst_eps, worst_delta, claimed_epsilon, claimed_delta, holds, witness,
                        {"public_V": len(v_table), "public_W": len(w_table), "epsilon_slack": claimed_epsilon - worst_eps})
 
 

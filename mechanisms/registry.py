@@ -104,6 +104,12 @@ def seed000_cases() -> list[AuditCase]:
         AuditCase("C4", "a_auxiliary", {"concept_class": "thresholds", "domain_size": 3, "U": 1, "V": 1, "W": 4, "epsilon": "1/3", "learner": "exponential"},
                   partial(audit_000.measure_auxiliary, size_u=1, size_w=4, epsilon=Fraction(1, 3)),
                   "Claim 23: for every public V, W: (2 + 2 ln 2, 4 e delta)-DP w.r.t. U."),
+        AuditCase("C4", "a_auxiliary", {"concept_class": "thresholds", "domain_size": 3, "U": 1, "V": 1, "W": 4, "epsilon": "1/3", "learner": "leaky", "learner_delta": 0.05},
+                  partial(audit_000.measure_auxiliary, size_u=1, size_w=4, epsilon=Fraction(1, 3), learner="leaky", learner_delta=0.05),
+                  "Claim 23 with a (1, delta)-DP inner learner: delta' = 4 e delta."),
+        AuditCase("C4", "mutant_auxiliary_inner_consistent", {"concept_class": "thresholds", "domain_size": 3, "U": 1, "V": 1, "W": 4, "epsilon": "1/3", "learner": "consistent"},
+                  partial(audit_000.measure_auxiliary, size_u=1, size_w=4, epsilon=Fraction(1, 3), learner="consistent"),
+                  "Inner learner not private (first consistent concept)."),
         AuditCase("C5", "with_replacement", {"concept_class": "thresholds", "domain_size": 3, "n": 6, "m": 1, "epsilon": 1.0, "learner": "leaky", "learner_delta": 0.1},
                   partial(audit_000.measure_with_replacement, n=6, m=1, epsilon=1.0, learner_delta=0.1),
                   "Lemma 21: (6 eps m/n, exp(6 eps m/n) (4m/n) delta)."),
@@ -129,16 +135,18 @@ def seed000_cases() -> list[AuditCase]:
     cases += [
         _c3({**default, "learner": "consistent"}, mechanism="mutant_inner_consistent",
             description="Inner learner not private (first consistent concept)."),
-        _c3({**small_eps, "k": 64}, mechanism="mutant_no_subsampling", k=64, proof_steps=False,
+        _c3({**small_eps, "n": 40, "epsilon": 1 / 40, "learner": "leaky", "learner_delta": 0.25, "k": 40},
+            mechanism="mutant_no_subsampling", k=40, proof_steps=False,
             description="k = n (no subsampling; W empty, so the relabeling is uniform over labelings). "
-            "Its eps* stays at ln(3/2) as eps shrinks, so it crosses the parent's claim "
-            "ln(e^eps + 4e^2 k0/(n-k0)) (k0 = ceil(eps n) = 1) once n >= 64."),
-        AuditCase("C3", "mutant_half_sample", {**small_eps, "n": 24, "epsilon": 1 / 24, "k": 12},
-                  partial(_agnostic, {**small_eps, "n": 24, "epsilon": 1 / 24}, k=12, proof_steps=False),
-                  "k = ceil(n/2). FINDING: on every instance small enough to enumerate (n <= 40 at "
-                  "|X| = 2, n <= 20 at |X| = 3) its eps* (about 0.2-0.38) stays below the parent's "
-                  "explicit constant (0.85-1.47); the proof's constant is too loose to expose it here. "
-                  "Reported as measured, not as caught.", measured_only=True),
+            "With the pure learner its eps* stays at ln(3/2) as eps shrinks (it crosses the parent's "
+            "constant at n = 64, 14 s); with the leaky (1, 1/4)-DP learner delta* = 0.082 > "
+            "4 e delta k0/n = 0.068 already at n = 40."),
+        _c3({**small_eps, "n": 48, "epsilon": 1 / 48, "learner": "leaky", "learner_delta": 0.5, "k": 24},
+            mechanism="mutant_half_sample", k=24, proof_steps=False,
+            description="k = ceil(n/2). With a pure inner learner its eps* (0.2-0.38 on every instance "
+            "small enough to enumerate) stays under the parent's explicit constant; with the leaky "
+            "(1, 1/2)-DP learner its delta* at the claimed eps stays near 0.12 while the parent's "
+            "4 e delta k0/n shrinks like 1/n, and crosses it at n = 48."),
     ]
     return cases
 
