@@ -119,6 +119,41 @@ def _audit(args: argparse.Namespace) -> int:
     return 0 if not failed else 1
 
 
+def _claim(args: argparse.Namespace) -> int:
+    from dpverify.audit import AuditCase, format_table, run_audit
+    from mechanisms.registry import claim_measurements
+
+    measurements = claim_measurements()
+    measure = measurements.get(args.claim_id.upper())
+    if measure is None:
+        raise InvalidArgument(f"unknown claim {args.claim_id!r}; choose one of {sorted(measurements)}.")
+    parameters: dict[str, Any] = {}
+    for item in args.set or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise InvalidArgument(f"--set takes KEY=VALUE, got {item!r}.")
+        try:
+            parameters[key] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            parameters[key] = text
+    if args.outside_preconditions:
+        parameters["outside_preconditions"] = True
+    try:
+        run = lambda: measure(**parameters)  # noqa: E731
+        rows = run_audit([AuditCase(args.claim_id.upper(), "user instance", parameters, run)])
+    except TypeError as error:
+        raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
+    except InvalidArgument as error:
+        raise InvalidArgument(f"{error} (on the command line: --outside-preconditions)") from None
+    print(format_table(rows))
+    measurement = rows[0].measurement
+    if measurement.witness:
+        print("\nwitness:\n" + measurement.witness)
+    for key, value in measurement.details.items():
+        print(f"{key}: {value}")
+    return 1 if measurement.holds is False else 0
+
+
 def _list(args: argparse.Namespace) -> int:
     from mechanisms.registry import audit_cases
 
@@ -150,6 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--claim", action="append", help="only this claim id (repeatable), e.g. C3")
     audit.add_argument("--quiet", action="store_true", help="no progress lines")
     audit.set_defaults(handler=_audit)
+
+    claim = sub.add_parser("claim", help="check one claim of CLAIMS.md on an instance of your choice")
+    claim.add_argument("claim_id", help="C2 ... C7")
+    claim.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2")
+    claim.add_argument("--outside-preconditions", action="store_true",
+                       help="measure even where the lemma's preconditions fail (the claim is then not asserted)")
+    claim.set_defaults(handler=_claim)
 
     listing = sub.add_parser("list", help="list the audit cases")
     listing.set_defaults(handler=_list)

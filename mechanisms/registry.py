@@ -21,7 +21,7 @@ from mechanisms import audit_000
 from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
 from mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response
 
-__all__ = ["audit_cases", "primitive_cases", "seed000_cases"]
+__all__ = ["audit_cases", "primitive_cases", "seed000_cases", "claim_measurements"]
 
 
 def _verified(mechanism, *, records, n, epsilon, delta=0.0) -> Measurement:
@@ -154,3 +154,15 @@ def seed000_cases() -> list[AuditCase]:
 def audit_cases() -> list[AuditCase]:
     """Every audit case, in report order."""
     return primitive_cases() + seed000_cases()
+
+
+def claim_measurements() -> dict:
+    """Claim id -> measurement function taking instance keyword arguments (``dpverify claim``)."""
+    return {
+        "C2": audit_000.measure_relabel,
+        "C3": audit_000.measure_agnostic,
+        "C4": audit_000.measure_auxiliary,
+        "C5": audit_000.measure_with_replacement,
+        "C6": audit_000.measure_prediction,
+        "C7": audit_000.measure_agnostic_prediction,
+    }
