@@ -118,6 +118,10 @@ def measure_agnostic(
         "epsilon_slack": claimed_epsilon - worst.epsilon_star,
     }
     if inner.delta > 0:
+        left, right = table.substitute_pairs()
+        at_epsilon = worst_over_pairs(probs, left, right, epsilon=float(epsilon)).delta_star
+        details["delta_at_epsilon"] = at_epsilon
+        details["delta_at_epsilon_over_epsilon_delta"] = at_epsilon / (epsilon * inner.delta)
         details["delta_star_over_epsilon_delta"] = worst.delta_star / (epsilon * inner.delta)
         details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
     if proof_steps and k_used < n:

@@ -96,6 +96,11 @@ def seed000_cases() -> list[AuditCase]:
         n = int(2 / eps)
         cases.append(_c3({"concept_class": "thresholds", "domain_size": 3, "n": n, "epsilon": float(eps),
                           "learner": "exponential", "learner_epsilon": 1.0, "sweep": "k fixed"}, proof_steps=False))
+    for eps in SWEEP_EPSILONS:  # the delta side: a (1, 1/10)-DP inner learner, k = 2 fixed
+        n = int(2 / eps)
+        cases.append(_c3({"concept_class": "thresholds", "domain_size": 3, "n": n, "epsilon": float(eps),
+                          "learner": "leaky", "learner_epsilon": 1.0, "learner_delta": 0.1,
+                          "sweep": "k fixed, leaky"}, proof_steps=False))
     for eps in SWEEP_EPSILONS[:3]:  # k grows like 2/eps (n = 2/eps^2)
         n = int(2 / eps**2)
         cases.append(_c3({"concept_class": "thresholds", "domain_size": 2, "n": n, "epsilon": float(eps),
