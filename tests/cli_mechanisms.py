@@ -1,0 +1,29 @@
+"""Helper mechanisms for tests/test_audit_cli.py, loaded by ``dpverify check tests.cli_mechanisms:NAME``.
+
+Each is a callable ``dataset -> {outcome: probability}`` over the record universe ``[0, 1]``.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+__all__ = ["randomized_response", "leak_first", "constant", "NOT_CALLABLE"]
+
+
+def randomized_response(dataset: tuple) -> dict:
+    """Randomized response on one bit, p = 3/4, exactly: eps* = ln((3/4)/(1/4)) = ln 3 = 1.0986."""
+    (bit,) = dataset
+    return {bit: Fraction(3, 4), 1 - bit: Fraction(1, 4)}
+
+
+def leak_first(dataset: tuple) -> dict:
+    """Outputs its first record: P = 1 vs Q = 0, eps* = inf, delta*(eps) = 1 for every eps."""
+    return {dataset[0]: 1}
+
+
+def constant(dataset: tuple) -> dict:
+    """Ignores the data: eps* = 0."""
+    return {"same": 1}
+
+
+NOT_CALLABLE = 42
