@@ -10,7 +10,9 @@ import argparse
 import ast
 import importlib
 import json
+import re
 import sys
+from fractions import Fraction
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,19 +23,41 @@ from dpverify.errors import InvalidArgument
 __all__ = ["main"]
 
 
+_ALLOWED_NAMES = {"log", "ln", "exp", "sqrt", "pi", "E"}
+
+
 def _parse_number(text: str, name: str) -> Any:
-    """A float literal stays a float; anything else (``log(3)``, ``1/3``) is an exact sympy value."""
+    """A float literal stays a float; an expression of numbers, + - * / ** ( ) and log, ln, exp,
+    sqrt, pi, E (``log(3)``, ``1/3``) becomes an exact sympy value. Nothing else is evaluated."""
     try:
         return float(text)
     except ValueError:
         pass
+    names = set(re.findall(r"[A-Za-z_]+", text))
+    if not re.fullmatch(r"[0-9A-Za-z_+\-*/().\s]+", text) or not names <= _ALLOWED_NAMES:
+        raise InvalidArgument(
+            f"--{name} must be a number or an expression such as log(3) or 1/3 (names allowed: "
+            f"{', '.join(sorted(_ALLOWED_NAMES))}), got {text!r}."
+        )
     try:
-        value = sympy.sympify(text, rational=True)
-    except (sympy.SympifyError, SyntaxError, TypeError):
-        raise InvalidArgument(f"--{name} must be a number or an expression like log(3), got {text!r}.") from None
-    if value.free_symbols or not value.is_real:
-        raise InvalidArgument(f"--{name} must be a real number, got {text!r}.")
+        value = sympy.sympify(text.replace("ln", "log"), rational=True)
+    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+        value = None
+    if not isinstance(value, sympy.Basic) or value.free_symbols or not value.is_real:
+        raise InvalidArgument(f"--{name} must be a real number or expression like log(3), got {text!r}.")
     return value
+
+
+def _parse_parameter(text: str) -> Any:
+    """A --set value: a Python literal (``4``, ``0.2``, ``'first'``), a fraction (``1/3``) or text."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        pass
+    try:
+        return Fraction(text)
+    except ValueError:
+        return text
 
 
 def _load_callable(spec: str) -> Any:
@@ -132,10 +156,7 @@ def _claim(args: argparse.Namespace) -> int:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise InvalidArgument(f"--set takes KEY=VALUE, got {item!r}.")
-        try:
-            parameters[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            parameters[key] = text
+        parameters[key] = _parse_parameter(text)
     if args.outside_preconditions:
         parameters["outside_preconditions"] = True
     try:

@@ -40,6 +40,8 @@ LN_4E2 = math.log(4 * math.e**2)  # 2 + 2 ln 2
 def lemma15_constants(epsilon: float, n: int, delta: float, k: int | None = None) -> tuple[float, float]:
     """Lemma 15's explicit (eps', delta') = (ln(e^eps + 4e^2 k/(n-k)), 4 e delta k / n)."""
     k = subsample_size(epsilon, n) if k is None else k
+    if k >= n:  # no W: the bound is vacuous (only reachable outside Lemma 15's preconditions)
+        return math.inf, 4 * math.e * delta * k / n
     return math.log(math.exp(epsilon) + 4 * math.e**2 * k / (n - k)), 4 * math.e * delta * k / n
 
 
@@ -47,7 +49,7 @@ def check_lemma15_preconditions(epsilon: float, n: int) -> None:
     """Raise InvalidArgument naming the failed precondition of Lemma 15 (eps <= 1/3, eps n >= 1)."""
     if exact_parameter(epsilon) * n < 1:
         raise InvalidArgument(
-            f"Lemma 15 needs epsilon*n >= 1, got epsilon={epsilon}, n={n} (epsilon*n={epsilon * n:g}); "
+            f"Lemma 15 needs epsilon*n >= 1, got epsilon={epsilon}, n={n} (epsilon*n={float(epsilon) * n:g}); "
             "raise n, or pass outside_preconditions=True to measure without asserting the claim."
         )
     if exact_parameter(epsilon) > Fraction(1, 3):

@@ -40,7 +40,13 @@ def _softmax_rows(logits: np.ndarray) -> np.ndarray:
 
 
 def _first_consistent_with(concept_class: ConceptClass, x: int, y: int) -> int:
-    return int(np.flatnonzero(concept_class.matrix[:, x] == bool(y))[0])
+    matches = np.flatnonzero(concept_class.matrix[:, x] == bool(y))
+    if matches.size == 0:
+        raise InvalidArgument(
+            f"no concept of {concept_class.name} labels x={x} with y={y}; the leaky learner needs a "
+            "concept consistent with its first example (use realizable records)."
+        )
+    return int(matches[0])
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ parameter, default ``first``); score ``q(T∘W, h) = min_{f in C} dis_{T_X}(h, f
 exponential mechanism at ``eps`` with ``Delta = 1/|W|``, i.e. ``P(h) ∝ exp(-eps |W| q / 2)``; output
 ``T^h`` (T's points, labeled by h). The labels of T are never read, and q depends on h only
 through its labels on ``T_X``, so the representative rule does not change A_Relabel's output.
+(That is true of the ``"agnostic"`` and ``"bns"`` scores; the ``"full_sample"`` score also reads
+h on W's points, so there the rule matters: :func:`relabel_tables` always uses ``first``.)
 
 Two baselines (C8) swap the score: ``"bns"`` (Beimel-Nissim-Stemmer 2015: ``err_T(h)``,
 ``Delta = 1/|T|``, W discarded) and ``"full_sample"`` (``err_S(h)`` with ``Delta = 1/|W|``).

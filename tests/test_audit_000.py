@@ -93,8 +93,6 @@ def test_preconditions_at_the_boundary_pass():
     check_lemma15_preconditions(Fraction(1, 3), 3)  # eps = 1/3, eps n = 1, exact
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="bug: check_lemma15_preconditions formats epsilon*n with :g, "
-                   "which Fraction does not support on Python 3.11 (TypeError instead of InvalidArgument)")
 def test_precondition_error_with_exact_epsilon():
     # Fraction(1, 10) * 5 = 1/2 < 1: must be the InvalidArgument naming the precondition.
     with pytest.raises(InvalidArgument, match=r"epsilon\*n >= 1"):
@@ -114,8 +112,6 @@ def test_outside_preconditions_measures_without_a_verdict():
     assert math.isfinite(large.epsilon_star)
 
 
-@pytest.mark.xfail(strict=True, raises=ZeroDivisionError, reason="bug: with k = ceil(eps n) = n lemma15_constants divides by n - k = 0; "
-                   "measure_agnostic(epsilon=0.9, n=3, outside_preconditions=True) raises ZeroDivisionError")
 def test_outside_preconditions_with_k_equal_n_does_not_crash():
     # k = ceil(0.9 * 3) = 3 = n: the explicit form ln(e^eps + 4e^2 k/(n-k)) is undefined (infinite).
     # Acceptable: an InvalidArgument saying so, or a measured row (holds None) with an infinite claim.
