@@ -128,9 +128,17 @@ def measure_agnostic(
         details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
     if proof_steps and k_used < n:
         details.update(proof_step_slack(tables, epsilon, inner.delta))
+        details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star)
     if outside_preconditions:
         holds = None
     return Measurement(worst.epsilon_star, worst.delta_star, claimed_epsilon, claimed_delta, holds, witness, details)
+
+
+def privacy_profile(probs: np.ndarray, left: np.ndarray, right: np.ndarray, epsilon_star: float, points: int = 9) -> list[dict]:
+    """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]."""
+    top = epsilon_star if math.isfinite(epsilon_star) and epsilon_star > 0 else 1.0
+    grid = [top * i / (points - 1) for i in range(points)]
+    return [{"epsilon": e, "delta": worst_over_pairs(probs, left, right, epsilon=e).delta_star} for e in grid]
 
 
 def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
