@@ -42,6 +42,10 @@ class Measurement:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+_SHORT = {"concept_class": "class", "domain_size": "X", "epsilon": "eps", "learner": "A", "learner_epsilon": "eps_A", "learner_delta": "delta_A"}
+_IMPLIED = {("representative", "first"), ("learner_epsilon", 1.0)}
+
+
 @dataclass(frozen=True)
 class AuditCase:
     """One row of the audit: a claim checked on one instance."""
@@ -59,7 +63,16 @@ class AuditCase:
 
     @property
     def instance(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.parameters.items())
+        """The parameters in short form for tables (floats to 4 digits, common keys abbreviated,
+        defaults such as representative=first and learner_epsilon=1.0 left out)."""
+        parts = []
+        for key, value in self.parameters.items():
+            if (key, value) in _IMPLIED:
+                continue
+            if isinstance(value, float):
+                value = f"{value:.4g}"
+            parts.append(f"{_SHORT.get(key, key)}={value}")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -145,7 +158,7 @@ def format_table(rows: Sequence[AuditRow]) -> str:
         (
             r.case.claim,
             r.case.mechanism,
-            r.case.instance if len(r.case.instance) <= 48 else r.case.instance[:45] + "...",
+            r.case.instance if len(r.case.instance) <= 72 else r.case.instance[:69] + "...",
             _number(r.measurement.epsilon_star),
             _number(r.measurement.claimed_epsilon),
             _number(r.measurement.delta_star),
