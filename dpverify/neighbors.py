@@ -85,16 +85,12 @@ class Substitute(NeighborRelation):
     def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
         z = len(records)
         if exchangeable:
-            full = _multisets(n, z)
-            index = {m: i for i, m in enumerate(full)}
-            left, right = [], []
-            for rest in _multisets(n - 1, z):
-                members = [index[_sorted_insert(rest, a)] for a in range(z)]
-                for a, b in itertools.combinations(range(z), 2):
-                    left.append(members[a])
-                    right.append(members[b])
-            datasets = [tuple(records[i] for i in m) for m in full]
-            return PairSet(datasets, np.array(left, np.int64), np.array(right, np.int64))
+            from dpverify.multisets import table
+
+            full = table(z, n)
+            left, right = full.substitute_pairs()
+            datasets = [tuple(records[i] for i in m) for m in _multisets(n, z)]
+            return PairSet(datasets, left, right)
         # Ordered datasets in lexicographic order: index = sum_p digit_p * z^(n-1-p).
         total = z**n
         ids = np.arange(total, dtype=np.int64)

@@ -161,18 +161,17 @@ def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
     what_counts = multiset_table(z, size_w - 1).counts
     eye = np.eye(z, dtype=np.int64)
     w_rows = np.stack([tables.w_table.index(what_counts + eye[c]) for c in range(z)])  # (c, what)
-    gathered = outputs[:, w_rows]  # (t, c, what, K): output of t against w = what + e_c
-    gathered_logs = logs[:, w_rows]
     factor = 4 * math.e**2
     c3b_delta, c3b_eps = 0.0, 0.0
     for that in that_table.counts:
         t_rows = tables.t_table.index(that[None, :] + eye)  # t = that + e_a, for every a
-        second = gathered[t_rows]  # (b, c, what, K)
-        second_logs = gathered_logs[t_rows]
+        # (b, c, what, K): output of t = that + e_b against w = what + e_c; memory z^2 |what| K.
+        second = outputs[t_rows][:, w_rows]
+        second_logs = logs[t_rows][:, w_rows]
         for a in range(z):
             others = np.array([c for c in range(z) if c != a])
-            first = gathered[t_rows[a]][:, None]  # (b, 1, what, K): t1 = that + e_a, w1 = what + e_b
-            first_logs = gathered_logs[t_rows[a]][:, None]
+            first = second[a][:, None]  # (b, 1, what, K): t1 = that + e_a, w1 = what + e_b
+            first_logs = second_logs[a][:, None]
             with np.errstate(invalid="ignore"):
                 difference = first_logs - second_logs[:, others]
             worst_here = float(np.nanmax(difference, initial=0.0))
