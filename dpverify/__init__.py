@@ -16,11 +16,14 @@ from dpverify.checker import (
 )
 from dpverify.distribution import Distribution
 from dpverify.errors import DpverifyError, EnumerationTooLarge, InvalidArgument
+from dpverify.public_data import all_public_samples, verify_with_public_data
 
 __all__ = [
     "verify",
     "analyze",
     "exchangeable",
+    "verify_with_public_data",
+    "all_public_samples",
     "check_exchangeable",
     "Analysis",
     "VerificationResult",
