@@ -17,7 +17,7 @@ import sympy
 from dpverify.audit import AuditCase, Measurement
 from dpverify.checker import verify
 from dpverify.domains import labeled_records
-from mechanisms import audit_000, audit_001
+from mechanisms import audit_000, audit_001, audit_003
 from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
 from mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response
 
@@ -158,7 +158,7 @@ def seed000_cases() -> list[AuditCase]:
 
 def audit_cases() -> list[AuditCase]:
     """Every audit case, in report order."""
-    return primitive_cases() + seed000_cases() + audit_001.cases()
+    return primitive_cases() + seed000_cases() + audit_003.cases() + audit_001.cases()
 
 
 def claim_measurements() -> dict:
@@ -170,5 +170,9 @@ def claim_measurements() -> dict:
         "C5": audit_000.measure_with_replacement,
         "C6": audit_000.measure_prediction,
         "C7": audit_000.measure_agnostic_prediction,
+        "C9": audit_003.measure_stability,
+        "C10": audit_003.measure_flip_prediction,
+        "C11": audit_003.measure_subsampled_prediction,
+        "C12": audit_003.measure_appendix_c,
         "C13": audit_001.measure_asspp,
     }
