@@ -97,6 +97,15 @@ class AuditRow:
             text += " (expected)" if not holds else " (MUTANT MISSED)"
         return text
 
+    @property
+    def slack(self) -> float:
+        """Distance to the claim in the claim's own currency: claimed delta - delta* for
+        (eps, delta) claims, claimed eps - eps* for pure ones (negative when violated)."""
+        m = self.measurement
+        if m.claimed_delta:
+            return float(m.claimed_delta) - float(m.delta_star)
+        return float(m.claimed_epsilon) - float(m.epsilon_star)
+
     def to_json(self) -> dict[str, Any]:
         m = self.measurement
         return {
@@ -108,6 +117,7 @@ class AuditRow:
             "claimed_epsilon": _finite(m.claimed_epsilon),
             "claimed_delta": _finite(m.claimed_delta),
             "holds": m.holds,
+            "slack": _finite(self.slack),
             "expected_violation": self.case.expect_violation,
             "measured_only": self.case.measured_only,
             "as_expected": self.as_expected,
