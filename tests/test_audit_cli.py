@@ -238,7 +238,7 @@ def test_claim_violation_exits_one_with_witness(capsys):
     assert "witness:" in out and "D  = " in out and "D' = " in out
 
 
-@pytest.mark.parametrize(("args", "message"), [(["C9"], "unknown claim"), (["C3", "--set", "bogus=1"], "bad parameter"),
+@pytest.mark.parametrize(("args", "message"), [(["C99"], "unknown claim"), (["C3", "--set", "bogus=1"], "bad parameter"),
                                                (["C3", "--set", "n"], "KEY=VALUE")])
 def test_claim_usage_errors(args, message, capsys):
     assert main(["claim", *args]) == 2
