@@ -1,10 +1,16 @@
 """Neighbour relations over a finite record universe, enumerated as index pairs.
 
-Two relations ship with the core:
+Three relations ship with the core:
 
 * ``"substitute"`` (replace-one, the default): datasets of size ``n`` differing in one entry.
 * ``"add_remove"``: a dataset of size ``n`` and the same dataset with one entry removed
   (size ``n - 1``).
+* ``"user_level"`` (:class:`UserLevel`, 004_a14259b5d8cc6cca.txt Section 4): a dataset is a tuple of
+  ``n`` users, each a block of ``m`` records, and neighbours replace one user's whole block. Its
+  "records" are the user blocks: build the block universe with :func:`user_blocks`, then pass it as
+  ``records`` with ``n`` = the number of users (``neighbors="user_level"``, or
+  ``relation(("user_level", m))`` / :func:`user_level` to have every block checked to hold ``m``
+  records).
 
 Each relation enumerates its pairs two ways. The *black-box* way visits every ordered dataset and
 every neighbour; it assumes nothing about the mechanism. The *exchangeable* way is for mechanisms
@@ -25,9 +31,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.domains import check_records
 from dpverify.errors import EnumerationTooLarge, InvalidArgument
 
-__all__ = ["PairSet", "NeighborRelation", "RELATIONS", "relation", "pair_count"]
+__all__ = [
+    "PairSet",
+    "NeighborRelation",
+    "UserLevel",
+    "RELATIONS",
+    "PARAMETRISED_RELATIONS",
+    "relation",
+    "pair_count",
+    "user_level",
+    "user_blocks",
+]
 
 
 @dataclass(frozen=True)
@@ -145,30 +162,153 @@ class AddRemove(NeighborRelation):
         return PairSet(datasets, np.array(left, np.int64), np.array(right, np.int64))
 
 
-RELATIONS: dict[str, NeighborRelation] = {r.name: r for r in (Substitute(), AddRemove())}
+def _check_block_size(m: object) -> None:
+    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
+        raise InvalidArgument(
+            f"m must be an integer >= 1 (the number of records each user holds), got m={m!r}; "
+            "pass e.g. m=2."
+        )
 
 
-def relation(name: str | NeighborRelation) -> NeighborRelation:
-    """Look up a neighbour relation by name (or pass one through)."""
+def user_blocks(records: Sequence[Hashable], m: int, *, ordered: bool = True) -> tuple[tuple, ...]:
+    """The universe of user blocks: every tuple of ``m`` records one user can hold.
+
+    Args:
+        records: the record universe (hashable, distinct), e.g. ``labeled_records(2)``.
+        m: the number of records per user (>= 1).
+        ordered: True (default) for every tuple in ``records^m``; False for one block per multiset
+            of ``m`` records (sorted by position in ``records``). Use ``ordered=False`` only for
+            mechanisms that ignore the order of the records *within* a user's block: the checker's
+            exchangeability test permutes users, not the records inside a block.
+
+    Returns:
+        The blocks, to be passed as ``records`` with ``neighbors="user_level"``.
+
+    Raises:
+        InvalidArgument: ``m`` is not an integer >= 1, or ``records`` is empty or repeats a record.
+    """
+    _check_block_size(m)
+    universe = check_records(records)
+    if ordered:
+        return tuple(itertools.product(universe, repeat=m))
+    return tuple(itertools.combinations_with_replacement(universe, m))
+
+
+class UserLevel(NeighborRelation):
+    """User-level neighbours (004_a14259b5d8cc6cca.txt Section 4): replace one user's whole block.
+
+    A dataset ``z`` is a tuple of ``n`` users, each a block (tuple) of ``m`` records; ``z ~ z'``
+    iff they differ in exactly one user's block (any number of that user's records may change).
+    This is replace-one over the universe of blocks, so the relation takes the *blocks* as its
+    records (:func:`user_blocks`) and ``n`` as the number of users: the black-box enumeration
+    visits every ordered tuple of users, the exchangeable one every multiset of users (for
+    mechanisms that ignore the order of the users), and counts are those of ``"substitute"`` over
+    ``len(blocks)`` records.
+
+    Args:
+        m: the block size every user must have, or None to accept any common block size (the size
+            of the first block).
+
+    Raises:
+        InvalidArgument: ``m`` given but not an integer >= 1.
+    """
+
+    name = "user_level"
+    description = "user-level: n users of m records each, one user's whole block replaced"
+
+    def __init__(self, m: int | None = None) -> None:
+        if m is not None:
+            _check_block_size(m)
+        self.m = m
+
+    def __repr__(self) -> str:
+        return f"UserLevel(m={self.m!r})"
+
+    def count(self, universe_size: int, n: int, *, exchangeable: bool) -> int:
+        """Pairs over ``universe_size`` blocks and ``n`` users (as ``"substitute"``)."""
+        return _SUBSTITUTE.count(universe_size, n, exchangeable=exchangeable)
+
+    def count_for_records(self, record_count: int, n: int, *, exchangeable: bool, ordered: bool = True) -> int:
+        """Pairs when the blocks are :func:`user_blocks` of ``record_count`` records (needs ``m``)."""
+        if self.m is None:
+            raise InvalidArgument(
+                "count_for_records needs the block size: use user_level(m) or relation(('user_level', m))."
+            )
+        blocks = record_count**self.m if ordered else math.comb(record_count + self.m - 1, self.m)
+        return self.count(blocks, n, exchangeable=exchangeable)
+
+    def check_blocks(self, blocks: Sequence[Hashable]) -> int:
+        """Check that every block is a tuple of the same size (``m`` if given); return that size."""
+        size = self.m
+        for block in blocks:
+            if not isinstance(block, tuple):
+                raise InvalidArgument(
+                    f"user-level records must be user blocks (tuples of m records), got {block!r}; "
+                    "build them with dpverify.neighbors.user_blocks(records, m)."
+                )
+            if size is None:
+                size = len(block)
+                if size < 1:
+                    raise InvalidArgument(
+                        "user blocks must hold m >= 1 records, got the empty block (); build them with "
+                        "user_blocks(records, m) with m >= 1."
+                    )
+            if len(block) != size:
+                raise InvalidArgument(
+                    f"every user must hold m={size} records, got the block {block!r} of size "
+                    f"{len(block)}; build the blocks with user_blocks(records, m={size})."
+                )
+        return int(size or 0)
+
+    def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
+        self.check_blocks(records)
+        return _SUBSTITUTE.pairs(records, n, exchangeable=exchangeable)
+
+
+def user_level(m: int) -> UserLevel:
+    """The user-level relation with blocks of exactly ``m`` records (004 Section 4)."""
+    return UserLevel(m)
+
+
+_SUBSTITUTE = Substitute()
+
+#: The relations over plain records, by name.
+RELATIONS: dict[str, NeighborRelation] = {r.name: r for r in (_SUBSTITUTE, AddRemove())}
+
+#: Relations over structured records that take a parameter: ``relation((name, parameter))``, or
+#: ``relation(name)`` for the default (``UserLevel()`` accepts any common block size).
+PARAMETRISED_RELATIONS: dict[str, type[NeighborRelation]] = {"user_level": UserLevel}
+
+
+def relation(name: str | tuple | NeighborRelation) -> NeighborRelation:
+    """Look up a neighbour relation by name (or pass one through).
+
+    ``("user_level", m)`` gives the user-level relation with blocks of exactly ``m`` records.
+    """
     if isinstance(name, NeighborRelation):
         return name
+    if isinstance(name, tuple) and len(name) == 2 and name[0] in PARAMETRISED_RELATIONS:
+        return PARAMETRISED_RELATIONS[name[0]](name[1])
+    if isinstance(name, str) and name in PARAMETRISED_RELATIONS:
+        return PARAMETRISED_RELATIONS[name]()
     try:
         return RELATIONS[name]
     except (KeyError, TypeError):
         raise InvalidArgument(
-            f"unknown neighbour relation neighbors={name!r}; choose one of {sorted(RELATIONS)}."
+            f"unknown neighbour relation neighbors={name!r}; choose one of "
+            f"{sorted(RELATIONS) + sorted(PARAMETRISED_RELATIONS)} (or ('user_level', m))."
         ) from None
 
 
 def pair_count(
-    neighbors: str | NeighborRelation, universe_size: int, n: int, *, exchangeable: bool
+    neighbors: str | tuple | NeighborRelation, universe_size: int, n: int, *, exchangeable: bool
 ) -> int:
     """Number of unordered neighbouring pairs the enumeration would visit."""
     return relation(neighbors).count(universe_size, n, exchangeable=exchangeable)
 
 
 def check_enumeration_size(
-    neighbors: str | NeighborRelation,
+    neighbors: str | tuple | NeighborRelation,
     universe_size: int,
     n: int,
     *,

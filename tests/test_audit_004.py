@@ -1,0 +1,137 @@
+"""Tests of mechanisms.audit_004 (C14-C16 rows): every row as expected, measured values, timings,
+bad input; larger instances behind the ``slow`` marker."""
+
+from __future__ import annotations
+
+import time
+from fractions import Fraction
+
+import pytest
+
+from dpverify.audit import run_audit
+from dpverify.errors import InvalidArgument
+from mechanisms import audit_004
+from mechanisms.audit_004 import (
+    CLAIM_MEASUREMENTS,
+    cases,
+    hypothesis_family,
+    measure_item_level,
+    measure_private_compare,
+    measure_private_median,
+    measure_private_threshold,
+    measure_user_level,
+)
+
+
+@pytest.fixture(scope="module")
+def rows():
+    started = time.perf_counter()
+    result = run_audit(cases())
+    return result, time.perf_counter() - started
+
+
+def test_every_row_as_expected_and_fast(rows):
+    result, seconds = rows
+    assert {r.case.claim for r in result} == {"C14", "C15", "C16"}
+    for row in result:
+        assert row.as_expected, (row.case.mechanism, row.case.instance, row.measurement)
+        if not row.case.measured_only:
+            assert row.measurement.holds is (not row.case.expect_violation)
+        if row.measurement.holds is False:
+            assert row.measurement.witness
+    assert seconds < 60  # about 9 s on the reference machine
+
+
+def test_rows_exchangeability_is_proved(rows):
+    result, _ = rows
+    for row in result:
+        assert row.measurement.details["exchangeability"] == "proved on every ordering", row.case.instance
+
+
+def _row(result, claim, mechanism, **parameters):
+    for row in result:
+        if row.case.claim == claim and row.case.mechanism == mechanism and all(
+                row.case.parameters.get(k) == v for k, v in parameters.items()):
+            return row
+    raise AssertionError(f"no row {claim} {mechanism} {parameters}")
+
+
+def test_measured_values(rows):
+    result, _ = rows
+    # values measured on the reference run (eps = 1 everywhere unless said)
+    assert _row(result, "C14", "item_level_learner", n=4, H="all_functions").measurement.epsilon_star == pytest.approx(0.4564, abs=1e-4)
+    assert _row(result, "C14", "mutant_item_level_without_half").measurement.epsilon_star == pytest.approx(1.0327, abs=1e-4)
+    c15 = _row(result, "C15", "user_level_learner", n=2)
+    assert c15.measurement.epsilon_star == pytest.approx(0.6897, abs=1e-4)
+    assert c15.measurement.details["T"] == 4 and c15.measurement.details["epsilon_prime"] == "1/8"
+    assert c15.measurement.details["epsilon_slack"] == pytest.approx(1 - 0.6897, abs=1e-4)
+    compare = _row(result, "C15", "private_compare").measurement
+    assert compare.claimed_epsilon == 0.125 and compare.epsilon_star == pytest.approx(0.125, abs=1e-12)  # tight
+    assert compare.details["midpoints"] == 15
+    assert _row(result, "C15", "mutant_private_compare_half_noise").measurement.epsilon_star == pytest.approx(0.25, abs=1e-12)
+    assert _row(result, "C16", "private_threshold", T=1, N=3).measurement.epsilon_star == pytest.approx(0.3863, abs=1e-4)
+    assert _row(result, "C16", "mutant_threshold_without_composition").measurement.epsilon_star == pytest.approx(1.801, abs=1e-3)
+    assert _row(result, "C16", "mutant_threshold_half_noise").measurement.epsilon_star == pytest.approx(0.7217, abs=1e-4)
+
+
+def test_claim_measurements_map():
+    assert CLAIM_MEASUREMENTS == {"C14": measure_item_level, "C15": measure_user_level, "C16": measure_private_threshold}
+    # the `dpverify claim` convention: keyword instance parameters, outside_preconditions accepted
+    m = CLAIM_MEASUREMENTS["C16"](N=2, m=1, n=2, epsilon=Fraction(1, 2), T=1, outside_preconditions=True)
+    assert m.holds and m.claimed_epsilon == 0.5
+
+
+def test_hypothesis_family_mixture():
+    mixture = hypothesis_family("all_functions", 2, mixture=True)
+    assert [w for w, _ in mixture] == [Fraction(1, 2), Fraction(1, 2)]
+    assert mixture[0][1].matrix.tolist() == [[False, False], [False, True]]  # concepts 0 and 2
+    with pytest.raises(InvalidArgument, match="at least 2 concepts"):
+        hypothesis_family("point_functions", 1, mixture=True)
+
+
+@pytest.mark.parametrize("measure", [measure_item_level, measure_user_level, measure_private_compare,
+                                     measure_private_threshold, measure_private_median])
+def test_unknown_variant(measure):
+    with pytest.raises(InvalidArgument, match="unknown variant variant='nope'"):
+        measure(variant="nope")
+
+
+def test_bad_sizes():
+    with pytest.raises(InvalidArgument, match="n must be an integer >= 1, got n=0"):
+        measure_user_level(n=0)
+    with pytest.raises(InvalidArgument, match="m must be an integer >= 1"):
+        measure_private_threshold(m=0)
+    with pytest.raises(InvalidArgument, match=r"T \(the number of rounds\)"):
+        measure_private_threshold(T=0)
+
+
+def test_multiset_blocks_give_the_same_epsilon():
+    # Within-user order is ignored by these mechanisms, so one block per multiset is exact too.
+    ordered = measure_private_threshold(N=2, m=2, n=2, T=1)
+    multiset = measure_private_threshold(N=2, m=2, n=2, T=1, ordered_blocks=False)
+    assert multiset.epsilon_star == pytest.approx(ordered.epsilon_star, rel=1e-12)
+    assert multiset.details["pairs"] < ordered.details["pairs"]
+
+
+@pytest.mark.slow
+def test_larger_instances():
+    # C16 with 3 users over X = {1, 2, 3} (one block per multiset: 21 blocks, 1,771 datasets).
+    m = measure_private_threshold(N=3, m=2, n=3, T=2, ordered_blocks=False)
+    assert m.holds and m.epsilon_star < 1
+    caught = measure_private_threshold(N=3, m=2, n=3, T=1, ordered_blocks=False,
+                                       variant="mutant_threshold_without_composition")
+    assert caught.holds is False
+    # C15 with 3 users, output h only and the mixture; C14 at n = 8.
+    assert measure_user_level(n=3, reveal_estimate=False).holds
+    assert measure_user_level(n=3, mixture=True).holds
+    assert measure_item_level(n=8).holds
+    assert measure_item_level(n=8, variant="mutant_item_level_without_half").holds is False
+    # PrivateCompare at m = 3 (T = 4, 15 midpoints).
+    assert measure_private_compare(m=3, n=2, ordered_blocks=False).holds
+
+
+def test_module_documents_every_variant():
+    doc = audit_004.__doc__
+    for name in (audit_004.ITEM_LEVEL_VARIANTS + audit_004.USER_LEVEL_VARIANTS + audit_004.COMPARE_VARIANTS
+                 + audit_004.THRESHOLD_VARIANTS):
+        assert f'"{name}"' in doc, name
