@@ -42,7 +42,7 @@ class Measurement:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-_SHORT = {"concept_class": "class", "domain_size": "X", "epsilon": "eps", "learner": "A", "learner_epsilon": "eps_A", "learner_delta": "delta_A"}
+_SHORT = {"concept_class": "class", "concept": "class", "domain_size": "X", "epsilon": "eps", "learner": "A", "learner_epsilon": "eps_A", "learner_delta": "delta_A"}
 _IMPLIED = {("representative", "first"), ("learner_epsilon", 1.0)}
 
 

@@ -17,7 +17,7 @@ import sympy
 from dpverify.audit import AuditCase, Measurement
 from dpverify.checker import verify
 from dpverify.domains import labeled_records
-from mechanisms import audit_000, audit_001, audit_003
+from mechanisms import audit_000, audit_001, audit_003, audit_004
 from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
 from mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response
 
@@ -158,7 +158,7 @@ def seed000_cases() -> list[AuditCase]:
 
 def audit_cases() -> list[AuditCase]:
     """Every audit case, in report order."""
-    return primitive_cases() + seed000_cases() + audit_003.cases() + audit_001.cases()
+    return primitive_cases() + seed000_cases() + audit_003.cases() + audit_001.cases() + audit_004.cases()
 
 
 def claim_measurements() -> dict:
@@ -175,4 +175,5 @@ def claim_measurements() -> dict:
         "C11": audit_003.measure_subsampled_prediction,
         "C12": audit_003.measure_appendix_c,
         "C13": audit_001.measure_asspp,
+        **audit_004.CLAIM_MEASUREMENTS,
     }
