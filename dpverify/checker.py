@@ -25,7 +25,6 @@ checked as a black box instead.
 from __future__ import annotations
 
 import itertools
-import math
 import random
 import sys
 import time

@@ -21,7 +21,6 @@ Learners (outcome = index of the learned concept in class order):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np

@@ -8,7 +8,6 @@ instance parameters and the measurement. Sweeps for the O(eps) claims are rows o
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from functools import partial
 
