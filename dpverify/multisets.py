@@ -25,26 +25,54 @@ class MultisetTable:
 
     Attributes:
         counts: int array ``(len, z)``; row ``i`` is multiset ``i``.
-        codes: sorted-lookup codes (mixed radix, base ``n + 1``).
+
+    Look-ups use the combinatorial number system: a count vector is a placement of ``z - 1`` bars
+    among ``n + z - 1`` slots (stars and bars), and the bar positions ``b_0 < ... < b_{z-2}`` give
+    the code ``sum_j C(b_j, j + 1)``, a bijection onto ``[0, C(n + z - 1, z - 1))``. Codes are
+    therefore below the table's own length and exact in int64 for every table that fits in memory
+    (a mixed-radix code ``(n + 1)^z`` would wrap past ``2**63`` and silently alias rows).
     """
 
     def __init__(self, universe_size: int, n: int) -> None:
         self.universe_size = universe_size
         self.n = n
         self.counts = _count_vectors(universe_size, n)
-        self._radix = (n + 1) ** np.arange(universe_size, dtype=np.int64)
-        codes = self.counts @ self._radix
+        self._binomials = _bar_binomials(universe_size, n)
+        codes = self._codes(self.counts)
         self._order = np.argsort(codes)
         self._sorted_codes = codes[self._order]
+        if self._sorted_codes.size > 1 and not np.all(np.diff(self._sorted_codes) > 0):
+            raise AssertionError(f"multiset codes are not distinct for z={universe_size}, n={n}")
 
     def __len__(self) -> int:
         return self.counts.shape[0]
 
+    def _codes(self, counts: np.ndarray) -> np.ndarray:
+        """Exact combinatorial-number-system codes (see :func:`_bar_binomials`), one per row."""
+        z = self.universe_size
+        if z == 1:
+            return np.zeros(counts.shape[0], dtype=np.int64)
+        # Stars and bars: bar j (j = 0..z-2) sits at position c_0 + ... + c_j + j.
+        bars = np.cumsum(counts[:, :-1], axis=1) + np.arange(z - 1, dtype=np.int64)
+        return self._binomials[np.arange(z - 1), bars].sum(axis=1)
+
     def index(self, counts: np.ndarray) -> np.ndarray:
-        """Row indices of the given count vectors (``(m, z)`` array); each must be in the table."""
-        codes = np.asarray(counts, dtype=np.int64) @ self._radix
-        position = np.searchsorted(self._sorted_codes, codes)
-        return self._order[position]
+        """Row indices of the given count vectors (``(m, z)`` array).
+
+        Raises:
+            ValueError: a vector is not a multiset of this table (negative count, wrong size or
+                wrong total): looking it up would silently return another row.
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        if counts.ndim != 2 or counts.shape[1] != self.universe_size:
+            raise ValueError(f"expected count vectors of shape (m, {self.universe_size}), got {counts.shape}")
+        if counts.size and (counts.min() < 0 or np.any(counts.sum(axis=1) != self.n)):
+            raise ValueError(f"count vectors must be non-negative and sum to n={self.n}")
+        position = np.searchsorted(self._sorted_codes, self._codes(counts))
+        rows = self._order[position]
+        if not np.array_equal(self.counts[rows], counts):  # invariant: the code is a bijection
+            raise AssertionError(f"multiset look-up returned other rows (z={self.universe_size}, n={self.n})")
+        return rows
 
     def records(self, row: int, universe: tuple) -> tuple:
         """Multiset ``row`` as a sorted tuple of records."""
@@ -78,6 +106,26 @@ def _count_vectors(universe_size: int, n: int) -> np.ndarray:
     np.add.at(counts, (rows, members.ravel()), 1)
     counts.setflags(write=False)
     return counts
+
+
+@functools.lru_cache(maxsize=64)
+def _bar_binomials(universe_size: int, n: int) -> np.ndarray:
+    """``B[j, p] = C(p, j + 1)`` for bar ``j`` at slot ``p`` (0 where bar ``j`` cannot be, p > n + j).
+
+    Every used entry is at most ``C(n + z - 2, z - 1)``, below the number of multisets, so int64 is
+    exact whenever the table itself can be listed; larger tables are refused loudly.
+    """
+    z = universe_size
+    total = math.comb(n + z - 1, max(z - 1, 0))
+    if total >= 2**62:
+        raise ValueError(f"{total} multisets of size n={n} over {z} records cannot be tabulated")
+    width = n + z - 1
+    values = np.zeros((max(z - 1, 0), width), dtype=np.int64)
+    for j in range(z - 1):
+        for p in range(min(n + j, width - 1) + 1):
+            values[j, p] = math.comb(p, j + 1)
+    values.setflags(write=False)
+    return values
 
 
 @functools.lru_cache(maxsize=64)

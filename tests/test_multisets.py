@@ -199,3 +199,39 @@ def test_hypergeometric_weights_just_below_2_53_are_exact():
     # C(50, 25) = 126410606437752 < 2**53: exact path; t = [25, 0] in [25, 25]: 1 / C(50, 25).
     value = hypergeometric_weights(np.array([[25, 25]]), np.array([25, 0]))[0]
     assert value == 1 / 126410606437752
+
+
+# -- regression: codes must not wrap on large universes (issue 7, finding 1) ---------------------
+# The old mixed-radix code sum_z c_z (n + 1)^z wrapped past 2**63 once (n + 1)^(z - 1) >= 2**63,
+# e.g. z = 40, n = 3: 4**39 = 2**78. Rows then aliased and "neighbours" differed in every record.
+
+
+@pytest.mark.parametrize(("z", "n"), [(300, 2), (60, 3)])
+def test_huge_radix_codes_round_trip(z, n):
+    # (n + 1)^(z - 1) = 3**299 and 4**59: far past 2**63, where the old codes wrapped.
+    table = MultisetTable(z, n)
+    assert len(table) == math.comb(z + n - 1, n)
+    assert np.array_equal(table.index(table.counts), np.arange(len(table)))
+    assert np.array_equal(table.index(table.counts[::-1]), np.arange(len(table))[::-1])
+
+
+@pytest.mark.parametrize(("z", "n"), [(40, 3), (64, 2), (12, 6)])
+def test_large_universe_codes_round_trip_and_pairs_are_neighbours(z, n):
+    table = MultisetTable(z, n)
+    assert len(table) == math.comb(z + n - 1, n)
+    assert np.array_equal(table.index(table.counts), np.arange(len(table)))
+    left, right = table.substitute_pairs()
+    # Replace-one neighbours: the count vectors differ by +1 in one record, -1 in another.
+    difference = np.abs(table.counts[left] - table.counts[right]).sum(axis=1)
+    assert (difference == 2).all()
+    # C(z + n - 2, n - 1) * C(z, 2) pairs, each once.
+    assert left.size == math.comb(z + n - 2, n - 1) * math.comb(z, 2)
+    assert len(set(zip(left.tolist(), right.tolist()))) == left.size
+
+
+def test_index_rejects_vectors_outside_the_table():
+    table = MultisetTable(3, 2)
+    with pytest.raises(ValueError, match="sum to n=2"):
+        table.index(np.array([[1, 1, 1]]))
+    with pytest.raises(ValueError, match="non-negative"):
+        table.index(np.array([[3, -1, 0]]))
