@@ -8,6 +8,7 @@ The public surface is small: :func:`verify` decides a claim exhaustively and sou
 from dpverify.checker import (
     Analysis,
     VerificationResult,
+    Verdict,
     Witness,
     analyze,
     check_exchangeable,
@@ -28,6 +29,7 @@ __all__ = [
     "Analysis",
     "VerificationResult",
     "Witness",
+    "Verdict",
     "Distribution",
     "DpverifyError",
     "InvalidArgument",

@@ -106,9 +106,15 @@ class PairCertificate:
     """The certified verdict on one ordered pair ``(P, Q)``.
 
     Attributes:
-        holds: True when ``P(S) <= e^eps Q(S) + delta`` for every S is proved; False when a set S
-            with ``P(S) > e^eps Q(S) + delta`` is proved; None when undecided.
-        output_set: the witness set ``S`` (outcomes whose term is proved positive).
+        holds: True when ``P(S) <= e^eps Q(S) + delta`` for every S is proved (for float inputs:
+            proved even if every probability is off by its allowed relative error, or
+            ``within_rounding``); False when a set S with ``P(S) > e^eps Q(S) + delta`` is proved
+            (for float inputs: by more than their rounding allows); None when undecided.
+        within_rounding: True when the float inputs cannot decide: their nominal values and the
+            values their error model allows fall on both sides of the claim (``holds`` is then
+            True: the claim holds within rounding).
+        output_set: the witness set ``S`` (outcomes whose term is proved positive; for a pair
+            within rounding the outcomes whose nominal term is positive).
         p_mass, q_mass: ``P(S)``, ``Q(S)`` (exact where the inputs were exact).
         excess_low: a certified lower bound of ``P(S) - e^eps Q(S) - delta`` (as a float).
     """
@@ -118,10 +124,74 @@ class PairCertificate:
     p_mass: Any
     q_mass: Any
     excess_low: float
+    within_rounding: bool = False
 
 
-def certify_pair(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon: Any, delta: Any) -> PairCertificate:
-    """Decide the directed claim ``P(S) <= e^eps Q(S) + delta`` for all S, soundly."""
+def certify_pair(
+    p: Mapping[Hashable, Any],
+    q: Mapping[Hashable, Any],
+    epsilon: Any,
+    delta: Any,
+    *,
+    p_error: float = 0.0,
+    q_error: float = 0.0,
+) -> PairCertificate:
+    """Decide the directed claim ``P(S) <= e^eps Q(S) + delta`` for all S, soundly.
+
+    ``p_error`` / ``q_error`` are the relative errors the values of ``P`` / ``Q`` may carry (0 for
+    exact values; see :mod:`dpverify.engine` for the float error model). With errors, the pair is
+    decided against every admissible exact distribution: it holds when the largest admissible
+    hockey-stick value is at most delta, is violated when the smallest one exceeds delta, and is
+    otherwise ``within_rounding``.
+    """
+    if p_error or q_error:
+        return _certify_with_errors(p, q, epsilon, delta, float(p_error), float(q_error))
+    return _certify_exact(p, q, epsilon, delta)
+
+
+def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_error: float, q_error: float) -> PairCertificate:
+    outcomes = list(p.keys())
+    epsilon = effective_claim(epsilon)
+    delta = effective_claim(delta)
+    old_precision = mpmath.iv.prec
+    try:
+        for bits in _PRECISIONS:
+            mpmath.iv.prec = bits
+            digits = int(bits * 0.30103) - 2
+            iv = mpmath.iv
+            factor = iv.exp(to_interval(epsilon, digits))
+            bound = to_interval(delta, digits)
+            rp, rq = iv.mpf(p_error), iv.mpf(q_error)
+            upper = iv.mpf(0)  # largest admissible hockey-stick value (upper bound)
+            lower = iv.mpf(0)  # smallest admissible hockey-stick value (lower bound)
+            lower_hi = iv.mpf(0)  # an upper bound of the smallest admissible value
+            violated, nominal = [], []
+            for o in outcomes:
+                pv, qv = to_interval(p[o], digits), factor * to_interval(q.get(o, 0), digits)
+                high = pv * (1 + rp) - qv * (1 - rq)
+                low = pv * (1 - rp) - qv * (1 + rq)
+                if high.b > 0:
+                    upper += iv.mpf(high.b)
+                if low.a > 0:
+                    lower += iv.mpf(low.a)
+                    violated.append(o)
+                if low.b > 0:
+                    lower_hi += iv.mpf(low.b)
+                if (pv - qv).a > 0:
+                    nominal.append(o)
+            if upper.b <= bound.a:
+                return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), float(-(bound.b)))
+            if lower.a > bound.b:
+                return PairCertificate(False, frozenset(violated), *_masses(p, q, violated), float(lower.a - bound.b))
+            if lower_hi.b <= bound.a:
+                # Not violated beyond rounding, and (upper.b > delta) not proved beyond it either.
+                return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), float(lower.a - bound.b), True)
+        return PairCertificate(None, frozenset(violated), *_masses(p, q, violated), float(lower.a - bound.b))
+    finally:
+        mpmath.iv.prec = old_precision
+
+
+def _certify_exact(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon: Any, delta: Any) -> PairCertificate:
     outcomes = list(p.keys())
     epsilon = effective_claim(epsilon)
     delta = effective_claim(delta)

@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from dpverify._certify import certify_pair
 from dpverify.distribution import Distribution
 from dpverify.domains import check_records
+from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, decide, float_error_of, sweep
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, check_enumeration_size, relation
 from dpverify.privacy_loss import check_delta, check_epsilon, exp_epsilon
@@ -48,6 +48,7 @@ __all__ = [
     "Analysis",
     "VerificationResult",
     "Witness",
+    "Verdict",
     "SymmetryViolation",
     "check_exchangeable",
     "evaluate",
@@ -69,32 +70,6 @@ def exchangeable(mechanism: Mechanism) -> Mechanism:
 
 
 @dataclass(frozen=True)
-class Witness:
-    """A certified violation: ``P(S) > e^eps Q(S) + delta`` with ``P = M(dataset)``,
-    ``Q = M(neighbor)`` and ``S = output_set``."""
-
-    dataset: tuple
-    neighbor: tuple
-    output_set: frozenset
-    p: Any
-    q: Any
-    epsilon: Any
-    delta: Any
-
-    def __str__(self) -> str:
-        outcomes = sorted(self.output_set, key=repr)
-        shown = ", ".join(map(repr, outcomes[:6])) + (", ..." if len(outcomes) > 6 else "")
-        q = float(self.q)
-        bound = (exp_epsilon(self.epsilon) * q if q > 0 else 0.0) + float(self.delta)
-        return (
-            f"D  = {self.dataset}\nD' = {self.neighbor}\nS  = {{{shown}}}\n"
-            f"P[M(D) in S] = {float(self.p):.12g} ({self.p})\n"
-            f"P[M(D') in S] = {float(self.q):.12g} ({self.q})\n"
-            f"P[M(D) in S] = {float(self.p):.12g} > e^eps * P[M(D') in S] + delta = {bound:.12g}"
-        )
-
-
-@dataclass(frozen=True)
 class SymmetryViolation:
     """A counterexample to a declared exchangeability: same records, other order, other output."""
 
@@ -109,16 +84,23 @@ class VerificationResult:
     """The verdict of :func:`verify`.
 
     Attributes:
-        holds: True iff the claim is proved on every neighbouring pair (sound, see module doc).
+        holds: True iff ``verdict`` passes: HOLDS or HOLDS_WITHIN_ROUNDING (see
+            :mod:`dpverify.engine`); never True on a violation larger than rounding or an
+            undecided pair.
+        verdict: the state — HOLDS (certified), HOLDS_WITHIN_ROUNDING (no violation beyond the
+            float error the outputs carry), VIOLATED (certified witness), UNDECIDED.
         epsilon: the worst-case pure privacy loss eps* over all pairs (float64; ``math.inf``
             when some outcome has P > 0 = Q).
         delta: the worst-case delta at the claimed epsilon (float64 hockey-stick maximum).
-        witness: None when the claim holds; otherwise a certified :class:`Witness`.
+        witness: a certified :class:`Witness` when VIOLATED; the closest pair (marked
+            ``within_rounding``) when HOLDS_WITHIN_ROUNDING; else None.
         pairs: number of unordered neighbouring pairs checked.
         datasets: number of datasets on which the mechanism was evaluated.
         exchangeable: whether the multiset (exchangeable) enumeration was used.
         certified_pairs: how many pairs needed certified arithmetic.
         undecided: pairs certification could not decide (counted as not holding).
+        within_rounding: pairs within the float error of the claim.
+        float_error: the relative error assumed for float probabilities (0 when exact).
         symmetry_violation: a counterexample when the mechanism was declared exchangeable wrongly.
         seconds: wall time.
         exchangeability: how a declared exchangeability was established: ``"proved on every
@@ -141,14 +123,16 @@ class VerificationResult:
     symmetry_violation: SymmetryViolation | None
     seconds: float
     exchangeability: str = "not declared"
+    verdict: Verdict = Verdict.HOLDS
+    within_rounding: int = 0
+    float_error: float = 0.0
 
     def __bool__(self) -> bool:
         return self.holds
 
     def summary(self) -> str:
-        verdict = "HOLDS" if self.holds else "VIOLATED"
         lines = [
-            f"{verdict}: claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta}), "
+            f"{self.verdict}: claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta}), "
             f"measured eps*={self.epsilon:.6g}, delta(eps)={self.delta:.6g}",
             f"  {self.pairs:,} {self.neighbors} pairs over {self.datasets:,} datasets "
             f"({'exchangeable' if self.exchangeable else 'black-box'}), "
@@ -163,8 +147,15 @@ class VerificationResult:
             lines.append(f"  exchangeability {self.exchangeability}")
         if self.undecided:
             lines.append(f"  {self.undecided} pair(s) could not be decided exactly: not claimed to hold")
+        if self.verdict is Verdict.HOLDS_WITHIN_ROUNDING:
+            lines.append(
+                f"  {self.within_rounding} pair(s) within the float error of the claim (relative "
+                f"{self.float_error:.3g} per probability): the claim holds up to rounding; to certify it, "
+                "return exact probabilities (Fraction, sympy) or offer exact_distribution(dataset)"
+            )
         if self.witness is not None:
-            lines.append("  witness:\n    " + str(self.witness).replace("\n", "\n    "))
+            title = "closest pair" if self.witness.within_rounding else "witness"
+            lines.append(f"  {title}:\n    " + str(self.witness).replace("\n", "\n    "))
         return "\n".join(lines)
 
 
@@ -259,7 +250,8 @@ class Analysis:
     """Every neighbouring pair of an instance with the mechanism's output on each dataset.
 
     ``matrix[i, k]`` is the float64 probability of outcome ``outcomes[k]`` on ``pairs.datasets[i]``;
-    ``distributions[i]`` keeps the exact values for certification.
+    ``distributions[i]`` keeps the exact values for certification. Every figure comes from the
+    engine's one sweep (:func:`dpverify.engine.sweep`).
     """
 
     pairs: PairSet
@@ -268,14 +260,40 @@ class Analysis:
     matrix: np.ndarray
     exchangeable: bool
     symmetry_violation: SymmetryViolation | None = None
+    relation: NeighborRelation | None = None
+    expected_pairs: int | None = None
+    _rows: RowPairs | None = field(default=None, repr=False)
     _epsilons: np.ndarray | None = field(default=None, repr=False)
+
+    def row_pairs(self, *, exact_row: Callable[[int], Any] | None = None, row_error: Any = None) -> RowPairs:
+        """The instance as the engine's :class:`~dpverify.engine.RowPairs` (datasets as labels,
+        witnesses checked against the relation, the pair count against the relation's count)."""
+        rel = self.relation
+        is_neighbor = None
+        if rel is not None and type(rel).is_neighbor is not NeighborRelation.is_neighbor:
+            exchangeable = self.exchangeable
+
+            def is_neighbor(a: tuple, b: tuple) -> bool:
+                return rel.is_neighbor(a, b, exchangeable=exchangeable)
+
+        datasets = self.pairs.datasets
+        rows = RowPairs(
+            self.matrix, self.pairs.left, self.pairs.right, outcomes=self.outcomes,
+            exact_row=exact_row or self.distributions.__getitem__, row_error=row_error,
+            label=datasets.__getitem__, is_neighbor=is_neighbor, expected_pairs=self.expected_pairs,
+        )
+        if exact_row is None and row_error is None and self._rows is not None:
+            return self._rows
+        if exact_row is None and row_error is None:
+            self._rows = rows
+        return rows
 
     def pair_epsilons(self) -> np.ndarray:
         """Symmetric pure eps* of every pair (float64, ``inf`` for P > 0 = Q)."""
         if self._epsilons is None:
             out = np.empty(len(self.pairs))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                logs = np.log(self.matrix)
+            logs = self.row_pairs().logs
+            with np.errstate(invalid="ignore"):
                 for start in range(0, len(self.pairs), _CHUNK):
                     a = self.pairs.left[start : start + _CHUNK]
                     b = self.pairs.right[start : start + _CHUNK]
@@ -289,27 +307,11 @@ class Analysis:
 
     def epsilon_star(self) -> float:
         """Worst-case pure privacy loss over all pairs."""
-        values = self.pair_epsilons()
-        return float(values.max()) if values.size else 0.0
-
-    def pair_deltas(self, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
-        """Hockey-stick values at ``epsilon`` of every pair: (left->right, right->left)."""
-        factor = exp_epsilon(epsilon)
-        forward = np.empty(len(self.pairs))
-        backward = np.empty(len(self.pairs))
-        for start in range(0, len(self.pairs), _CHUNK):
-            a = self.matrix[self.pairs.left[start : start + _CHUNK]]
-            b = self.matrix[self.pairs.right[start : start + _CHUNK]]
-            scaled_b = np.multiply(factor, b, out=np.zeros_like(b), where=b > 0)
-            scaled_a = np.multiply(factor, a, out=np.zeros_like(a), where=a > 0)
-            forward[start : start + len(a)] = np.maximum(a - scaled_b, 0.0).sum(axis=1)
-            backward[start : start + len(a)] = np.maximum(b - scaled_a, 0.0).sum(axis=1)
-        return forward, backward
+        return sweep(self.row_pairs(), with_delta=False).epsilon_star
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """Worst-case delta(eps) over all pairs (float64)."""
-        forward, backward = self.pair_deltas(epsilon)
-        return float(max(forward.max(initial=0.0), backward.max(initial=0.0)))
+        return sweep(self.row_pairs(), float(epsilon)).delta_star
 
     def profile(self, epsilons: Sequence[float]) -> list[float]:
         """The worst-case privacy profile eps -> delta(eps) at the given points."""
@@ -317,12 +319,7 @@ class Analysis:
 
     def stability(self) -> float:
         """Worst-case additive stability ``max |P(o) - Q(o)|`` over pairs and outcomes."""
-        worst = 0.0
-        for start in range(0, len(self.pairs), _CHUNK):
-            a = self.matrix[self.pairs.left[start : start + _CHUNK]]
-            b = self.matrix[self.pairs.right[start : start + _CHUNK]]
-            worst = max(worst, float(np.abs(a - b).max(initial=0.0)))
-        return worst
+        return sweep(self.row_pairs(), with_delta=False).stability
 
 
 def _validate_n(n: Any) -> None:
@@ -376,7 +373,13 @@ def analyze(
     for i, dist in enumerate(distributions):
         for o, p in dist.items():
             matrix[i, outcome_index[o]] = float(p)
-    return Analysis(pairs, list(outcome_index), distributions, matrix, declared, violation)
+    expected = rel.count(len(universe), n, exchangeable=declared)
+    if len(pairs) != expected:  # invariant: the enumeration matches the relation's own count
+        raise AssertionError(
+            f"internal error: {len(pairs):,} {rel.name} pairs enumerated, {expected:,} counted "
+            f"({len(universe)} records, n={n}, exchangeable={declared})"
+        )
+    return Analysis(pairs, list(outcome_index), distributions, matrix, declared, violation, rel, expected)
 
 
 def verify(
@@ -390,6 +393,7 @@ def verify(
     exchangeable: bool | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     progress: bool | Callable[[str], None] = False,
+    float_error: float | None = None,
 ) -> VerificationResult:
     """Check that ``mechanism`` is (epsilon, delta)-DP on datasets of size ``n`` over ``records``.
 
@@ -405,9 +409,13 @@ def verify(
             ``mechanism.exchangeable`` if set, else black box).
         max_pairs: refuse enumerations larger than this (the error says what to lower).
         progress: True to print progress to stderr, or a callable receiving progress lines.
+        float_error: the relative error of the mechanism's float probabilities (default: its
+            ``float_relative_error`` attribute, else :data:`dpverify.engine.DEFAULT_FLOAT_ERROR`);
+            exact probabilities carry none.
 
     Returns:
-        A :class:`VerificationResult`; ``holds`` is sound, ``witness`` set when violated.
+        A :class:`VerificationResult` with its :class:`Verdict`; ``holds`` passes on HOLDS and
+        HOLDS_WITHIN_ROUNDING, ``witness`` is certified when VIOLATED.
 
     Raises:
         InvalidArgument: bad input (checked before any work starts).
@@ -415,75 +423,61 @@ def verify(
     """
     check_epsilon(epsilon)
     check_delta(delta)
+    declared_error = None if float_error is None else check_float_error(float_error)
     started = time.perf_counter()
     analysis = analyze(
         mechanism, records=records, n=n, neighbors=neighbors, exchangeable=exchangeable,
         max_pairs=max_pairs, progress=progress,
     )
-    eps_float = float(epsilon)
-    delta_float = float(delta)
-    forward, backward = analysis.pair_deltas(eps_float)
-    margin = 1e-9 * (1.0 + exp_epsilon(eps_float))
-    pairs = analysis.pairs
-    # Candidate directed pairs: everything not clearly below delta, worst first.
-    candidates: list[tuple[float, int, int]] = []
-    # A pair whose eps* is below the claimed epsilon has delta(eps) = 0 exactly: never a candidate
-    # (this keeps pure claims from certifying every pair).
-    below = analysis.pair_epsilons() <= eps_float - 1e-9
-    for values, first, second in ((forward, pairs.left, pairs.right), (backward, pairs.right, pairs.left)):
-        near = np.flatnonzero((values > delta_float - margin) & ~below)
-        candidates.extend(zip(values[near].tolist(), first[near].tolist(), second[near].tolist()))
-    candidates.sort(key=lambda c: -c[0])
-    # Mechanisms that compute in float64 may offer ``exact_distribution(dataset)`` (exact or
-    # interval values) for certification; otherwise the returned values are taken as exact.
-    exact_of = getattr(mechanism, "exact_distribution", None)
-    exact_cache: dict[int, Any] = {}
-
-    def exact(index: int) -> Any:
-        if exact_of is None:
-            return analysis.distributions[index]
-        if index not in exact_cache:
-            exact_cache[index] = _as_distribution(exact_of(pairs.datasets[index]), pairs.datasets[index])
-        return exact_cache[index]
-
-    cache: dict[tuple[Distribution, Distribution], Any] = {}
-    witness = None
-    undecided = 0
-    certified = 0
-    for _, i, j in candidates:
-        p, q = exact(i), exact(j)
-        key = (p, q)  # identical pairs of distributions need one certificate
-        certificate = cache.get(key)
-        if certificate is None:
-            certificate = certify_pair(p, q, epsilon, delta)
-            cache[key] = certificate
-            certified += 1
-        if certificate.holds is False:
-            witness = Witness(
-                pairs.datasets[i], pairs.datasets[j], certificate.output_set,
-                certificate.p_mass, certificate.q_mass, epsilon, delta,
-            )
-            break
-        if certificate.holds is None:
-            undecided += 1
-    holds = witness is None and undecided == 0
+    decision = decide(_certifiable(analysis, mechanism, declared_error), epsilon, delta)
     return VerificationResult(
-        holds=holds,
-        epsilon=analysis.epsilon_star(),
-        delta=float(max(forward.max(initial=0.0), backward.max(initial=0.0))),
-        witness=witness,
+        holds=decision.holds,
+        epsilon=decision.epsilon_star,
+        delta=decision.delta_star,
+        witness=decision.witness,
         claimed_epsilon=epsilon,
         claimed_delta=delta,
         neighbors=relation(neighbors).name,
-        pairs=len(pairs),
-        datasets=len(pairs.datasets),
+        pairs=len(analysis.pairs),
+        datasets=len(analysis.pairs.datasets),
         exchangeable=analysis.exchangeable,
-        certified_pairs=certified,
-        undecided=undecided,
+        certified_pairs=decision.certified_pairs,
+        undecided=decision.undecided_pairs,
         symmetry_violation=analysis.symmetry_violation,
         seconds=time.perf_counter() - started,
         exchangeability=_exchangeability_status(analysis, len(check_records(records)), n),
+        verdict=decision.verdict,
+        within_rounding=decision.within_rounding_pairs,
+        float_error=float(decision_error(analysis, mechanism, declared_error)),
     )
+
+
+def _row_errors(analysis: Analysis, mechanism: Any, declared: float | None) -> np.ndarray | float:
+    """Relative error per row: 0 for exact rows (or with ``exact_distribution``), else the
+    declared / mechanism's / default float error (see :mod:`dpverify.engine`)."""
+    if getattr(mechanism, "exact_distribution", None) is not None:
+        return 0.0
+    value = float_error_of(mechanism) if declared is None else declared
+    return np.array([0.0 if d.is_exact else value for d in analysis.distributions])
+
+
+def decision_error(analysis: Analysis, mechanism: Any, declared: float | None) -> float:
+    errors = _row_errors(analysis, mechanism, declared)
+    return float(np.max(errors)) if np.ndim(errors) else float(errors)
+
+
+def _certifiable(analysis: Analysis, mechanism: Any, declared: float | None) -> RowPairs:
+    """The analysis as engine input; a mechanism's ``exact_distribution(dataset)`` (exact values)
+    replaces its float outputs in certification."""
+    exact_of = getattr(mechanism, "exact_distribution", None)
+    if exact_of is None:
+        return analysis.row_pairs(row_error=_row_errors(analysis, mechanism, declared))
+    datasets = analysis.pairs.datasets
+
+    def exact_row(index: int) -> Distribution:
+        return _as_distribution(exact_of(datasets[index]), datasets[index])
+
+    return analysis.row_pairs(exact_row=exact_row, row_error=0.0)
 
 
 def _exchangeability_status(analysis: Analysis, universe_size: int, n: int) -> str:

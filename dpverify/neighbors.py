@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -77,6 +78,11 @@ class NeighborRelation:
     def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
         raise NotImplementedError
 
+    def is_neighbor(self, first: tuple, second: tuple, *, exchangeable: bool) -> bool:
+        """Whether ``(first, second)`` is a neighbouring pair (either order) — an independent check
+        the engine runs on every witness. Exchangeable pairs are compared as multisets."""
+        raise NotImplementedError
+
 
 def _multisets(size: int, universe_size: int) -> list[tuple[int, ...]]:
     return list(itertools.combinations_with_replacement(range(universe_size), size))
@@ -98,6 +104,9 @@ class Substitute(NeighborRelation):
         if exchangeable:
             return math.comb(z + n - 2, n - 1) * math.comb(z, 2)
         return z**n * n * (z - 1) // 2
+
+    def is_neighbor(self, first: tuple, second: tuple, *, exchangeable: bool) -> bool:
+        return _differ_in_one(first, second, exchangeable=exchangeable)
 
     def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
         z = len(records)
@@ -125,6 +134,25 @@ class Substitute(NeighborRelation):
         return PairSet(datasets, left, right)
 
 
+def _differ_in_one(first: tuple, second: tuple, *, exchangeable: bool) -> bool:
+    if len(first) != len(second):
+        return False
+    if exchangeable:
+        extra = Counter(first) - Counter(second)
+        return sum(extra.values()) == 1
+    return sum(a != b for a, b in zip(first, second)) == 1
+
+
+def _one_removed(first: tuple, second: tuple, *, exchangeable: bool) -> bool:
+    big, small = (first, second) if len(first) == len(second) + 1 else (second, first)
+    if len(big) != len(small) + 1:
+        return False
+    if exchangeable:
+        extra = Counter(big) - Counter(small)
+        return sum(extra.values()) == 1 and not (Counter(small) - Counter(big))
+    return any(big[:i] + big[i + 1 :] == small for i in range(len(big)))
+
+
 class AddRemove(NeighborRelation):
     name = "add_remove"
     description = "add/remove-one: a dataset of size n and the same with one entry removed"
@@ -134,6 +162,9 @@ class AddRemove(NeighborRelation):
         if exchangeable:
             return math.comb(z + n - 2, n - 1) * z
         return z**n * n
+
+    def is_neighbor(self, first: tuple, second: tuple, *, exchangeable: bool) -> bool:
+        return _one_removed(first, second, exchangeable=exchangeable)
 
     def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
         z = len(records)
@@ -259,6 +290,10 @@ class UserLevel(NeighborRelation):
                     f"{len(block)}; build the blocks with user_blocks(records, m={size})."
                 )
         return int(size or 0)
+
+    def is_neighbor(self, first: tuple, second: tuple, *, exchangeable: bool) -> bool:
+        """One user's whole block differs (blocks compared as records)."""
+        return _differ_in_one(first, second, exchangeable=exchangeable)
 
     def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
         self.check_blocks(records)

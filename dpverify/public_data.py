@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify.checker import VerificationResult, Witness, verify
+from dpverify.engine import Verdict
 from dpverify.domains import check_records
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation
@@ -93,7 +94,8 @@ class PublicDataResult:
     """The combined verdict of :func:`verify_with_public_data`.
 
     Attributes:
-        holds: True iff the claim is proved for every public sample.
+        holds: True iff ``verdict`` passes (HOLDS or HOLDS_WITHIN_ROUNDING for every sample).
+        verdict: the combined :class:`dpverify.Verdict` over public samples.
         epsilon: the worst eps* over public samples; ``epsilon_public`` attains it.
         delta: the worst delta at the claimed epsilon; ``delta_public`` attains it.
         witness: None when the claim holds, else a :class:`PublicWitness` (first violated sample).
@@ -113,12 +115,18 @@ class PublicDataResult:
     results: dict[tuple, VerificationResult]
     pairs: int
     seconds: float
+    verdict: Verdict = Verdict.HOLDS
 
     def __bool__(self) -> bool:
         return self.holds
 
     def summary(self) -> str:
-        verdict = "HOLDS for every public sample" if self.holds else "VIOLATED for some public sample"
+        verdict = {
+            Verdict.HOLDS: "HOLDS for every public sample",
+            Verdict.HOLDS_WITHIN_ROUNDING: "HOLDS_WITHIN_ROUNDING (float-tight on some public sample)",
+            Verdict.VIOLATED: "VIOLATED for some public sample",
+            Verdict.UNDECIDED: "UNDECIDED on some public sample",
+        }[self.verdict]
         lines = [
             f"{verdict}: claimed (eps={self.claimed_epsilon}, "
             f"delta={self.claimed_delta}), measured eps*={self.epsilon:.6g} (public "
@@ -186,12 +194,18 @@ def verify_with_public_data(
             neighbors=neighbors, **verify_kwargs,
         )
         results[public] = result
-        if witness is None and result.witness is not None:
+        if result.witness is not None and (witness is None or (
+            witness.witness.within_rounding and not result.witness.within_rounding
+        )):
             witness = PublicWitness(public, result.witness)
     worst_epsilon = max(results, key=lambda t: results[t].epsilon)
     worst_delta = max(results, key=lambda t: results[t].delta)
+    verdict = Verdict.combine(r.verdict for r in results.values())
+    if verdict is not Verdict.VIOLATED and verdict is not Verdict.HOLDS_WITHIN_ROUNDING:
+        witness = None
     return PublicDataResult(
-        holds=all(r.holds for r in results.values()),
+        verdict=verdict,
+        holds=verdict.passes,
         epsilon=results[worst_epsilon].epsilon,
         delta=results[worst_delta].delta,
         epsilon_public=worst_epsilon,

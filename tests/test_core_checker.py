@@ -14,7 +14,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify import Distribution, analyze, exchangeable, verify
+from dpverify import Verdict, Distribution, analyze, exchangeable, verify
 
 RR_HIGH, RR_LOW = Fraction(3, 4), Fraction(1, 4)
 
@@ -214,9 +214,17 @@ def test_rr_tight_delta_claims():
 
 
 def test_float_probabilities_are_taken_as_their_exact_binary_value():
-    # float 0.1 = 0.1000000000000000055...: strictly more than the exact claim 1/10.
+    # float 0.1 = 0.1000000000000000055...: strictly more than the exact claim 1/10, by 5.6e-18,
+    # far inside the float error model (1.16e-10 relative): HOLDS_WITHIN_ROUNDING, which passes.
     mechanism = leak_first(0.1)
-    assert not verify(mechanism, records=[0, 1], n=1, epsilon=0, delta=Fraction(1, 10)).holds
+    result = verify(mechanism, records=[0, 1], n=1, epsilon=0, delta=Fraction(1, 10))
+    assert result.verdict is Verdict.HOLDS_WITHIN_ROUNDING and result.holds
+    assert result.witness.within_rounding
+    assert result.witness.excess == pytest.approx(float(Fraction(0.1) - Fraction(1, 10)), abs=1e-30)
+    # Declared exact (no float error): the binary value 0.1000000000000000055 violates 1/10.
+    strict = verify(mechanism, records=[0, 1], n=1, epsilon=0, delta=Fraction(1, 10), float_error=0)
+    assert strict.verdict is Verdict.VIOLATED and not strict.holds
+    assert strict.witness.p == 0.1 and not strict.witness.within_rounding
     assert verify(mechanism, records=[0, 1], n=1, epsilon=0, delta=0.1).holds
 
 

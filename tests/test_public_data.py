@@ -14,6 +14,8 @@ from fractions import Fraction
 import pytest
 import sympy
 
+from dpverify import Verdict
+
 from dpverify.errors import InvalidArgument
 from dpverify.public_data import PublicDataResult, all_public_samples, verify_with_public_data
 
@@ -125,9 +127,16 @@ class ExactRandomizedResponse(FloatRandomizedResponse):
 def test_declarations_are_forwarded_to_the_private_part():
     assert Fraction(5 / 7) / Fraction(2 / 7) > Fraction(5, 2)
     claim = {"public_samples": [(0,)], "records": (0, 1), "n": 1, "epsilon": sympy.log(Fraction(5, 2))}
+    # In floats 5/7 / 2/7 = 2.5000000000000004 > 5/2 by 2e-16 relative: a violation no larger than
+    # the float error model allows (1.16e-10), so within rounding (passes, says so); with
+    # float_error=0 the floats taken literally violate; exact values certify HOLDS.
     floats_only = verify_with_public_data(FloatRandomizedResponse(), **claim)
-    assert floats_only.holds is False
+    assert floats_only.verdict is Verdict.HOLDS_WITHIN_ROUNDING and floats_only.holds is True
+    assert floats_only.witness.witness.within_rounding
+    literal = verify_with_public_data(FloatRandomizedResponse(), float_error=0, **claim)
+    assert literal.verdict is Verdict.VIOLATED and literal.holds is False
     result = verify_with_public_data(ExactRandomizedResponse(), **claim)
+    assert result.verdict is Verdict.HOLDS
     assert result.holds is True  # certified with exact_distribution(public, dataset)
     assert result.results[(0,)].exchangeable is True
     assert result.results[(0,)].certified_pairs == 2  # both directions of the one pair

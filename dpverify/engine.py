@@ -1,0 +1,448 @@
+"""The one worst-case engine: row pairs in; eps*, delta, a verdict with its state and a witness out.
+
+Every verdict dpverify gives — :func:`dpverify.verify`, the public-data and user-level checks, every
+row of ``dpverify audit`` and the pytest plugin — comes from :func:`decide`. Callers hand it a
+:class:`RowPairs`: a float64 matrix whose rows are output distributions (one per dataset, or per
+conditioned run such as ``A_Relabel(t, w)``), the pairs of rows to compare, and optionally the exact
+values behind each row, the dataset each row stands for and the neighbour relation the pairs must
+satisfy. :func:`decide` sweeps every pair in float64 (vectorised), certifies the pairs near or over
+the claim in interval arithmetic, and returns a :class:`Decision`.
+
+Verdict states (:class:`Verdict`):
+
+* ``HOLDS`` — proved on every pair. For float-valued rows the proof allows every probability to be
+  off by its rounding (below): the claim holds for the exact mechanism too.
+* ``HOLDS_WITHIN_ROUNDING`` — no pair violates the claim by more than the float error its
+  probabilities carry, but some pair comes within that error (a float-tight mechanism, such as a
+  clamped geometric computed in float64 at exactly its epsilon). Certify it by returning exact
+  probabilities (int, Fraction, sympy) or by offering ``exact_distribution(dataset)``.
+* ``VIOLATED`` — a certified witness whose excess ``P(S) - e^eps Q(S) - delta`` is larger than any
+  rounding of its probabilities could explain.
+* ``UNDECIDED`` — a pair could not be decided (exact arithmetic could not settle a tie).
+
+``Decision.holds`` (and ``VerificationResult.holds``) is True for ``HOLDS`` and
+``HOLDS_WITHIN_ROUNDING`` only: a CI gate passes on both, never on a violation larger than rounding
+and never on an undecided pair.
+
+The float error model. A probability returned as an exact number (int, Fraction, sympy) carries no
+error. A float64 probability is assumed to be within relative error ``rho`` of the exact value,
+``rho = DEFAULT_FLOAT_ERROR = gamma_k = k u / (1 - k u)`` with ``u = 2**-53`` and ``k = 2**20``:
+Higham's bound for a value computed by at most ``k`` floating-point operations (sums, products,
+quotients, exp and log of exact arguments) on non-negative terms, each correctly rounded to within
+``u``. That is about ``1.16e-10``. A mechanism that subtracts nearly equal numbers, or needs more
+operations, declares its own bound as the attribute ``float_relative_error`` (or the caller passes
+``float_error=``); one that returns exact values, or offers ``exact_distribution``, gets ``0``. A
+pair is then decided against every admissible exact distribution: it holds if the largest
+admissible hockey-stick value ``sum_o max(0, P(o)(1 + rho) - e^eps Q(o)(1 - rho))`` is at most
+delta, and is violated if the smallest ``sum_o max(0, P(o)(1 - rho) - e^eps Q(o)(1 + rho))``
+exceeds it. The float64 sweep that selects pairs for certification keeps every pair within
+``(2 rho + (K + 8) u)(1 + e^eps)`` of delta (``K`` outcomes), which bounds its own rounding.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpverify._certify import certify_pair
+from dpverify.privacy_loss import exp_epsilon
+
+__all__ = [
+    "Verdict",
+    "RowPairs",
+    "Sweep",
+    "Decision",
+    "Witness",
+    "sweep",
+    "decide",
+    "DEFAULT_FLOAT_ERROR",
+    "float_error_of",
+]
+
+_UNIT = 2.0**-53
+_OPERATIONS = 2**20
+#: Relative error assumed for a float64 probability (Higham's gamma_k, k = 2**20 operations).
+DEFAULT_FLOAT_ERROR = _OPERATIONS * _UNIT / (1 - _OPERATIONS * _UNIT)
+_CHUNK = 1 << 16
+
+
+class Verdict(enum.Enum):
+    """The state of a verdict; :attr:`passes` is what a CI gate reads."""
+
+    HOLDS = "HOLDS"
+    HOLDS_WITHIN_ROUNDING = "HOLDS_WITHIN_ROUNDING"
+    VIOLATED = "VIOLATED"
+    UNDECIDED = "UNDECIDED"
+
+    @property
+    def passes(self) -> bool:
+        """True for HOLDS and HOLDS_WITHIN_ROUNDING: the claim holds up to float rounding."""
+        return self in (Verdict.HOLDS, Verdict.HOLDS_WITHIN_ROUNDING)
+
+    def __str__(self) -> str:
+        return self.value
+
+    @staticmethod
+    def combine(verdicts: "Iterable[Verdict]") -> "Verdict":
+        """The verdict of a claim made of parts (every public sample, every proof step): VIOLATED
+        if any part is, else UNDECIDED if any is, else HOLDS_WITHIN_ROUNDING if any is, else HOLDS."""
+        found = set(verdicts)
+        for state in (Verdict.VIOLATED, Verdict.UNDECIDED, Verdict.HOLDS_WITHIN_ROUNDING):
+            if state in found:
+                return state
+        return Verdict.HOLDS
+
+
+def float_error_of(mechanism: Any, default: float = DEFAULT_FLOAT_ERROR) -> float:
+    """The relative error a mechanism's float probabilities carry (its declared
+    ``float_relative_error``, else ``default``)."""
+    value = getattr(mechanism, "float_relative_error", None)
+    return default if value is None else check_float_error(value)
+
+
+def check_float_error(value: Any) -> float:
+    """Validate a relative float error: a number in [0, 1e-3]."""
+    from dpverify.errors import InvalidArgument
+
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"float_error must be a number in [0, 1e-3], got {value!r}.") from None
+    if not (0.0 <= number <= 1e-3):
+        raise InvalidArgument(
+            f"float_error must be in [0, 1e-3] (a relative error per probability), got {value!r}; "
+            f"the default is {DEFAULT_FLOAT_ERROR:.3g} (2**20 float operations)."
+        )
+    return number
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A pair and output set: ``P(S) > e^eps Q(S) + delta`` (certified) with ``P = M(dataset)``,
+    ``Q = M(neighbor)``, ``S = output_set``.
+
+    For a verdict ``HOLDS_WITHIN_ROUNDING`` the closest pair is reported the same way with
+    ``within_rounding=True``: its nominal excess ``P(S) - e^eps Q(S) - delta`` is no larger than the
+    rounding its float probabilities may carry (``allowance``).
+    """
+
+    dataset: Any
+    neighbor: Any
+    output_set: frozenset
+    p: Any
+    q: Any
+    epsilon: Any
+    delta: Any
+    within_rounding: bool = False
+    allowance: float = 0.0
+
+    @property
+    def excess(self) -> float:
+        """``P(S) - e^eps Q(S) - delta`` for the values as given, evaluated in 200-bit interval
+        arithmetic (so a 1e-18 excess of a float over an exact claim is not lost), as a float."""
+        import mpmath
+
+        from dpverify._certify import to_interval
+
+        old = mpmath.iv.prec
+        try:
+            mpmath.iv.prec = 200
+            value = (
+                to_interval(self.p, 58)
+                - mpmath.iv.exp(to_interval(self.epsilon, 58)) * to_interval(self.q, 58)
+                - to_interval(self.delta, 58)
+            )
+            return float(value.mid)
+        finally:
+            mpmath.iv.prec = old
+
+    def __str__(self) -> str:
+        outcomes = sorted(self.output_set, key=repr)
+        shown = ", ".join(map(repr, outcomes[:6])) + (", ..." if len(outcomes) > 6 else "")
+        q = float(self.q)
+        bound = (exp_epsilon(self.epsilon) * q if q > 0 else 0.0) + float(self.delta)
+        relation = ">" if float(self.p) > bound else "<="
+        lines = [
+            f"D  = {self.dataset}",
+            f"D' = {self.neighbor}",
+            f"S  = {{{shown}}}",
+            f"P[M(D) in S] = {float(self.p):.12g} ({self.p})",
+            f"P[M(D') in S] = {q:.12g} ({self.q})",
+            f"P[M(D) in S] = {float(self.p):.12g} {relation} e^eps * P[M(D') in S] + delta = {bound:.12g}",
+        ]
+        if self.within_rounding:
+            lines.append(
+                f"within rounding: excess {self.excess:.3g} vs the float error allowance {self.allowance:.3g}"
+            )
+        return "\n".join(lines)
+
+
+@dataclass
+class RowPairs:
+    """What :func:`decide` compares: pairs of probability rows.
+
+    Attributes:
+        matrix: float64 ``(rows, outcomes)``; each row a distribution over the same outcomes.
+        left, right: int index arrays into the rows; pair ``i`` is ``(left[i], right[i])``.
+        symmetric: both directions count (neighbours); False for a directed proof step.
+        outcomes: labels of the columns (witness output sets); default ``range(K)``.
+        exact_row: row -> exact Mapping outcome -> probability for certification; default the
+            float row itself (a float is an exact binary rational).
+        row_error: relative float error per row (array) or one number for all rows; default
+            :data:`DEFAULT_FLOAT_ERROR` when ``exact_row`` is None, else 0.
+        label: row -> the dataset (or run) it stands for, for witnesses; default the row index.
+        is_neighbor: ``(label_a, label_b) -> bool``; when given, every witness is checked with it
+            (a witness that is not a neighbour pair is an internal error, raised loudly).
+        expected_pairs: when given, ``len(left)`` must equal it (an independent count).
+    """
+
+    matrix: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    symmetric: bool = True
+    outcomes: Sequence[Hashable] | None = None
+    exact_row: Callable[[int], Mapping] | None = None
+    row_error: Any = None
+    label: Callable[[int], Any] | None = None
+    is_neighbor: Callable[[Any, Any], bool] | None = None
+    expected_pairs: int | None = None
+    _logs: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.matrix = np.asarray(self.matrix, dtype=float)
+        self.left = np.asarray(self.left, dtype=np.int64)
+        self.right = np.asarray(self.right, dtype=np.int64)
+        if self.matrix.ndim != 2:
+            raise ValueError(f"matrix must be 2-D (rows x outcomes), got shape {self.matrix.shape}")
+        if self.left.shape != self.right.shape:
+            raise AssertionError(f"pair arrays differ in length: {self.left.shape} vs {self.right.shape}")
+        if self.expected_pairs is not None and self.left.size != self.expected_pairs:
+            raise AssertionError(
+                f"internal error: {self.left.size:,} pairs enumerated, {self.expected_pairs:,} expected"
+            )
+        if self.left.size and (
+            min(self.left.min(), self.right.min()) < 0 or max(self.left.max(), self.right.max()) >= self.matrix.shape[0]
+        ):
+            raise AssertionError("internal error: a pair index is outside the rows")
+
+    @property
+    def logs(self) -> np.ndarray:
+        """``ln`` of the matrix, ``-inf`` at zeros (computed once)."""
+        if self._logs is None:
+            with np.errstate(divide="ignore"):
+                self._logs = np.log(self.matrix)
+        return self._logs
+
+    def errors(self) -> np.ndarray:
+        """Relative float error of every row."""
+        rows = self.matrix.shape[0]
+        if self.row_error is None:
+            value = DEFAULT_FLOAT_ERROR if self.exact_row is None else 0.0
+            return np.full(rows, value)
+        return np.broadcast_to(np.asarray(self.row_error, dtype=float), (rows,))
+
+    def exact(self, row: int) -> Mapping:
+        if self.exact_row is not None:
+            return self.exact_row(row)
+        names = self.outcome_names()
+        values = self.matrix[row]
+        return {names[k]: float(values[k]) for k in np.flatnonzero(values)}
+
+    def outcome_names(self) -> list:
+        return list(range(self.matrix.shape[1])) if self.outcomes is None else list(self.outcomes)
+
+    def name(self, row: int) -> Any:
+        return row if self.label is None else self.label(row)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """The float64 sweep of :func:`sweep` over all pairs at one epsilon.
+
+    Attributes:
+        epsilon_star: max pure loss ``ln(P(o)/Q(o))`` over pairs (both directions when symmetric).
+        epsilon_pair, epsilon_forward: the pair attaining it and its direction.
+        delta_star: max hockey-stick value at ``epsilon`` (0 when not computed).
+        delta_pair, delta_forward: the pair attaining it and its direction.
+        stability: max ``|P(o) - Q(o)|`` over pairs and outcomes.
+        candidates: directed pairs ``(value, i, j)`` (rows) within the certification margin of the
+            claim, worst first (only when a claim delta was given).
+    """
+
+    epsilon_star: float
+    epsilon_pair: int
+    epsilon_forward: bool
+    delta_star: float
+    delta_pair: int
+    delta_forward: bool
+    stability: float
+    candidates: list = field(default_factory=list)
+
+
+def sweep(
+    pairs: RowPairs,
+    epsilon: float = 0.0,
+    *,
+    claim_delta: float | None = None,
+    with_delta: bool = True,
+    error: float = 0.0,
+) -> Sweep:
+    """Worst pure loss, hockey-stick value at ``epsilon`` and stability over every pair (float64).
+
+    With ``claim_delta`` the directed pairs whose value may reach it (within the rounding margin of
+    the module docstring, ``error`` being the largest row error) are collected as candidates.
+    """
+    matrix, logs, left, right = pairs.matrix, pairs.logs, pairs.left, pairs.right
+    factor = exp_epsilon(epsilon)
+    outcomes = matrix.shape[1]
+    scale = 1.0 + factor if math.isfinite(factor) else math.inf
+    delta_margin = (2 * error + (outcomes + 8) * _UNIT) * scale
+    epsilon_margin = 4 * error + 1e-12
+    best_eps, eps_at, eps_forward = -math.inf, -1, True
+    best_delta, delta_at, delta_forward = -math.inf, -1, True
+    stability = 0.0
+    candidates: list[tuple[float, int, int]] = []
+    for start in range(0, left.size, _CHUNK):
+        li, ri = left[start : start + _CHUNK], right[start : start + _CHUNK]
+        a, b = matrix[li], matrix[ri]
+        la, lb = logs[li], logs[ri]
+        with np.errstate(invalid="ignore"):
+            forward = np.where(a > 0, la - lb, -np.inf).max(axis=1, initial=-np.inf)
+            backward = np.where(b > 0, lb - la, -np.inf).max(axis=1, initial=-np.inf) if pairs.symmetric else None
+        rows = forward if backward is None else np.maximum(forward, backward)
+        i = int(np.argmax(rows)) if rows.size else 0
+        if rows.size and rows[i] > best_eps:
+            best_eps, eps_at, eps_forward = float(rows[i]), start + i, bool(forward[i] >= rows[i])
+        if a.size:
+            stability = max(stability, float(np.abs(a - b).max()))
+        if not with_delta:
+            continue
+        directions = [(a, b, forward, li, ri, True)]
+        if pairs.symmetric:
+            directions.append((b, a, backward, ri, li, False))
+        for p, q, eps_rows, first, second, is_forward in directions:
+            scaled = np.multiply(factor, q, out=np.zeros_like(q), where=q > 0)
+            values = np.maximum(p - scaled, 0.0).sum(axis=1)
+            j = int(np.argmax(values)) if values.size else 0
+            if values.size and values[j] > best_delta:
+                best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
+            if claim_delta is not None:
+                near = np.flatnonzero((values > claim_delta - delta_margin) & (eps_rows > epsilon - epsilon_margin))
+                candidates.extend(zip(values[near].tolist(), first[near].tolist(), second[near].tolist()))
+    candidates.sort(key=lambda c: -c[0])
+    return Sweep(
+        max(best_eps, 0.0), eps_at, eps_forward, max(best_delta, 0.0), delta_at, delta_forward, stability, candidates
+    )
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The engine's answer on one claim.
+
+    Attributes:
+        verdict: the :class:`Verdict` state; ``holds`` is ``verdict.passes``.
+        epsilon_star, delta_star: the float64 worst case (pure loss; hockey-stick at the claimed
+            epsilon), with the pairs attaining them (``sweep``).
+        witness: certified for VIOLATED; the closest pair for HOLDS_WITHIN_ROUNDING; else None.
+        certified_pairs: distinct pairs certified in interval arithmetic.
+        within_rounding_pairs, undecided_pairs: how many candidates ended in those states.
+    """
+
+    verdict: Verdict
+    epsilon_star: float
+    delta_star: float
+    witness: Witness | None
+    certified_pairs: int
+    within_rounding_pairs: int
+    undecided_pairs: int
+    sweep: Sweep
+    witness_rows: tuple[int, int] | None = None
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict.passes
+
+
+def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
+    """Decide ``(epsilon, delta)`` on every pair of ``pairs``: sweep, certify, verdict.
+
+    ``epsilon`` and ``delta`` may be exact (int, Fraction, sympy) or float (read as in
+    :func:`dpverify._certify.effective_claim`).
+    """
+    errors = pairs.errors()
+    largest = float(errors.max(initial=0.0))
+    result = sweep(pairs, float(epsilon), claim_delta=float(delta), error=largest)
+    exact_cache: dict[int, Mapping] = {}
+
+    def exact(row: int) -> Mapping:
+        if row not in exact_cache:
+            exact_cache[row] = pairs.exact(row)
+        return exact_cache[row]
+
+    certificates: dict[tuple, Any] = {}
+    witness: Witness | None = None
+    witness_rows = None
+    near_miss: Witness | None = None
+    within = undecided = 0
+    for _, i, j in result.candidates:
+        p, q = exact(i), exact(j)
+        key = (_key(p), _key(q), errors[i], errors[j])
+        certificate = certificates.get(key)
+        if certificate is None:
+            certificate = certify_pair(p, q, epsilon, delta, p_error=float(errors[i]), q_error=float(errors[j]))
+            certificates[key] = certificate
+        if certificate.holds is False:
+            witness = _make_witness(pairs, i, j, certificate, epsilon, delta)
+            witness_rows = (i, j)
+            break
+        if certificate.holds is None:
+            undecided += 1
+        elif certificate.within_rounding:
+            within += 1
+            if near_miss is None:
+                allowance = _allowance(certificate, errors[i], errors[j], epsilon)
+                near_miss = _make_witness(pairs, i, j, certificate, epsilon, delta, within=True, allowance=allowance)
+                witness_rows = (i, j)
+    if witness is not None:
+        verdict = Verdict.VIOLATED
+    elif undecided:
+        verdict, witness_rows = Verdict.UNDECIDED, None
+    elif within:
+        verdict, witness = Verdict.HOLDS_WITHIN_ROUNDING, near_miss
+    else:
+        verdict, witness_rows = Verdict.HOLDS, None
+    return Decision(
+        verdict, result.epsilon_star, result.delta_star, witness, len(certificates), within, undecided, result,
+        witness_rows,
+    )
+
+
+def _key(distribution: Mapping) -> Any:
+    try:
+        hash(distribution)
+        return distribution
+    except TypeError:
+        return tuple(distribution.items())
+
+
+def _allowance(certificate: Any, p_error: float, q_error: float, epsilon: Any) -> float:
+    return float(p_error) * float(certificate.p_mass) + exp_epsilon(epsilon) * float(q_error) * float(certificate.q_mass)
+
+
+def _make_witness(
+    pairs: RowPairs, i: int, j: int, certificate: Any, epsilon: Any, delta: Any, *, within: bool = False, allowance: float = 0.0
+) -> Witness:
+    dataset, neighbor = pairs.name(i), pairs.name(j)
+    if pairs.is_neighbor is not None and not pairs.is_neighbor(dataset, neighbor):
+        raise AssertionError(
+            f"internal error: the witness pair is not a neighbour pair under the relation: {dataset!r} vs {neighbor!r}"
+        )
+    return Witness(
+        dataset, neighbor, certificate.output_set, certificate.p_mass, certificate.q_mass, epsilon, delta,
+        within, allowance,
+    )

@@ -1,0 +1,83 @@
+"""Regression (issue 7, finding 3): float-tight mechanisms were reported as leaking.
+
+The clamped two-sided geometric count is exactly eps-DP in real arithmetic: with a = e^-eps,
+output k in 0..n has P(k) = (1-a)/(1+a) a^|k-c| inside and the tails a^c/(1+a), a^(n-c)/(1+a) at
+the clamps, c the count of ones. Every ratio between neighbours (c vs c+1) is at most 1/a = e^eps,
+with equality, so computed in float64 some ratio lands a few ulps above e^eps: the old checker said
+VIOLATED (here eps* = 0.5000000000000002, delta ~3e-17 at n = 4). The verdict states keep rounding from failing CI without hiding a leak.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from dpverify import Verdict, verify
+from dpverify.engine import DEFAULT_FLOAT_ERROR
+
+
+def clamped_geometric(epsilon, *, exact=False):
+    def mechanism(dataset):
+        c, n = sum(dataset), len(dataset)
+        a = sympy.exp(-sympy.nsimplify(epsilon)) if exact else math.exp(-epsilon)
+        inside = (1 - a) / (1 + a)
+        dist = {k: inside * a ** abs(k - c) for k in range(1, n)}
+        dist[0] = a**c / (1 + a)
+        dist[n] = a ** (n - c) / (1 + a)
+        return dist
+
+    return mechanism
+
+
+def test_float_clamped_geometric_holds_within_rounding():
+    # Claim exactly 1/2 (a float claim 0.5 is read up to its own rounding, 2**-50 relative,
+    # which happens to absorb these ulps too).
+    result = verify(clamped_geometric(0.5), records=(0, 1), n=4, epsilon=Fraction(1, 2))
+    assert result.verdict is Verdict.HOLDS_WITHIN_ROUNDING
+    assert result.holds  # passes a CI gate, and says why
+    assert "within the float error" in result.summary()
+    # The closest pair's excess is a few ulps, far below its allowance rho (P(S) + e^eps Q(S)).
+    assert result.witness.within_rounding
+    assert abs(result.witness.excess) < 1e-14 < result.witness.allowance
+    # The allowance is the documented model: rho = 2**20 u / (1 - 2**20 u) = 1.1641532e-10.
+    assert DEFAULT_FLOAT_ERROR == pytest.approx(2**20 * 2**-53 / (1 - 2**20 * 2**-53), rel=1e-15)
+    assert result.float_error == DEFAULT_FLOAT_ERROR
+
+
+def test_float_clamped_geometric_is_a_literal_violation_of_a_few_ulps():
+    # Taken literally (float_error=0) the floats do violate, by rounding only: delta* ~ 3e-17.
+    literal = verify(clamped_geometric(0.5), records=(0, 1), n=4, epsilon=Fraction(1, 2), float_error=0)
+    assert literal.verdict is Verdict.VIOLATED and not literal.holds
+    assert 0 < literal.witness.excess < 1e-15
+    assert 0 < literal.delta < 1e-15
+
+
+def test_exact_clamped_geometric_is_certified():
+    result = verify(clamped_geometric(Fraction(1, 2), exact=True), records=(0, 1), n=3, epsilon=sympy.Rational(1, 2))
+    assert result.verdict is Verdict.HOLDS and result.holds
+    assert result.float_error == 0.0
+
+
+def test_a_leak_larger_than_rounding_never_passes():
+    # Noise calibrated at eps = 0.5 + 1e-6 against a claim of 0.5: every tight ratio exceeds
+    # e^0.5 by a factor e^1e-6, i.e. an excess ~1e-6 * P(S), about 10^4 times the allowance.
+    result = verify(clamped_geometric(0.5 + 1e-6), records=(0, 1), n=4, epsilon=0.5)
+    assert result.verdict is Verdict.VIOLATED and not result.holds
+    assert not result.witness.within_rounding
+    assert result.witness.excess > 1e3 * result.witness.allowance + 1e-7 * float(result.witness.p)
+    # Below the claim by more than rounding: certified HOLDS.
+    assert verify(clamped_geometric(0.5), records=(0, 1), n=4, epsilon=0.5 + 1e-6).verdict is Verdict.HOLDS
+
+
+def test_declared_float_error_is_used_and_validated():
+    mechanism = clamped_geometric(0.5 + 1e-6)
+    # A mechanism declaring a huge float error (1e-5 relative) cannot be told from its claim.
+    mechanism.float_relative_error = 1e-5
+    assert verify(mechanism, records=(0, 1), n=4, epsilon=0.5).verdict is Verdict.HOLDS_WITHIN_ROUNDING
+    from dpverify.errors import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="float_error must be in"):
+        verify(mechanism, records=(0, 1), n=4, epsilon=0.5, float_error=0.5)
