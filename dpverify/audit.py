@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dpverify.engine import Verdict
+
 __all__ = ["AuditCase", "Measurement", "AuditRow", "run_audit", "format_table"]
 
 
@@ -28,7 +30,8 @@ class Measurement:
         epsilon_star: worst-case epsilon measured (pure eps*, or eps at which delta* is read).
         delta_star: worst-case delta at the claimed epsilon (0.0 for pure claims that hold).
         claimed_epsilon, claimed_delta: the claim's explicit constants on this instance.
-        holds: the certified verdict (None for measured-only rows).
+        verdict: the engine's :class:`dpverify.Verdict` (None for measured-only rows). A plain
+            bool is refused: every row's verdict comes from the engine.
         witness: a printable witness when violated.
         details: extra figures for the report (slack, sweep rows, per-step values).
     """
@@ -37,9 +40,26 @@ class Measurement:
     delta_star: float
     claimed_epsilon: float
     claimed_delta: float
-    holds: bool | None
+    verdict: Verdict | None
     witness: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.verdict is not None and not isinstance(self.verdict, Verdict):
+            raise TypeError(
+                f"Measurement.verdict must be a dpverify.Verdict from the engine (or None when "
+                f"measured only), got {self.verdict!r}"
+            )
+
+    @property
+    def holds(self) -> bool | None:
+        """``verdict.passes`` (None for measured-only rows)."""
+        return None if self.verdict is None else self.verdict.passes
+
+    def measured_only(self) -> "Measurement":
+        """The same figures with no verdict (a lemma's preconditions were not met)."""
+        return Measurement(self.epsilon_star, self.delta_star, self.claimed_epsilon, self.claimed_delta, None,
+                           self.witness, self.details)
 
 
 _SHORT = {"concept_class": "class", "concept": "class", "domain_size": "X", "epsilon": "eps", "learner": "A", "learner_epsilon": "eps_A", "learner_delta": "delta_A"}
@@ -75,6 +95,15 @@ class AuditCase:
         return ", ".join(parts)
 
 
+#: How each state reads in tables (the JSON carries the state's name in "verdict").
+_SHOWN = {
+    Verdict.HOLDS: "holds",
+    Verdict.HOLDS_WITHIN_ROUNDING: "holds (within rounding)",
+    Verdict.VIOLATED: "VIOLATED",
+    Verdict.UNDECIDED: "UNDECIDED",
+}
+
+
 @dataclass(frozen=True)
 class AuditRow:
     case: AuditCase
@@ -83,18 +112,28 @@ class AuditRow:
 
     @property
     def as_expected(self) -> bool:
-        if self.case.measured_only or self.measurement.holds is None:
+        """Measured-only rows have no expectation; an UNDECIDED verdict is never as expected; a
+        mutant must be VIOLATED; every other row must pass (HOLDS or HOLDS_WITHIN_ROUNDING)."""
+        verdict = self.measurement.verdict
+        if self.case.measured_only or verdict is None:
             return True
-        return self.measurement.holds != self.case.expect_violation
+        if verdict is Verdict.UNDECIDED:
+            return False
+        if self.case.expect_violation:
+            return verdict is Verdict.VIOLATED
+        return verdict.passes
 
     @property
     def verdict(self) -> str:
-        holds = self.measurement.holds
-        if self.case.measured_only or holds is None:
+        """The engine's state as shown in tables (``measured`` when there is none)."""
+        verdict = self.measurement.verdict
+        if self.case.measured_only or verdict is None:
             return "measured"
-        text = "holds" if holds else "VIOLATED"
+        text = _SHOWN[verdict]
         if self.case.expect_violation:
-            text += " (expected)" if not holds else " (MUTANT MISSED)"
+            text += " (expected)" if verdict is Verdict.VIOLATED else " (MUTANT MISSED)"
+        elif not self.as_expected:
+            text += " (NOT AS EXPECTED)"
         return text
 
     @property
@@ -117,6 +156,7 @@ class AuditRow:
             "claimed_epsilon": _finite(m.claimed_epsilon),
             "claimed_delta": _finite(m.claimed_delta),
             "holds": m.holds,
+            "verdict": None if m.verdict is None else m.verdict.value,
             "slack": _finite(self.slack),
             "expected_violation": self.case.expect_violation,
             "measured_only": self.case.measured_only,

@@ -319,7 +319,7 @@ class Analysis:
 
     def stability(self) -> float:
         """Worst-case additive stability ``max |P(o) - Q(o)|`` over pairs and outcomes."""
-        return sweep(self.row_pairs(), with_delta=False).stability
+        return sweep(self.row_pairs(), with_delta=False, with_stability=True).stability
 
 
 def _validate_n(n: Any) -> None:

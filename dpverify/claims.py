@@ -1,34 +1,42 @@
-"""Worst-case loss over pairs of output rows, and verdicts against explicit-constant claims.
+"""Worst case over pairs of probability rows, for the audit's fast paths — through the one engine.
 
 The audit computes mechanisms' output distributions as rows of a float64 matrix (one row per
-dataset, or per conditioned run such as ``A_Relabel(t, w)``) and checks claims over index pairs of
-rows. Verdicts use the same error model as :func:`dpverify.verify`: the fast mechanisms compute
-every probability by sums, products and quotients of positive float64 terms, so each carries a
-relative error below ``1e-12``; a pair is decided in float64 when its hockey-stick value is more
-than ``margin = 1e-9 * (1 + e^eps)`` away from the claimed delta. A pair inside the margin is not
-decided here: the verdict is then ``None`` ("within rounding of the claim"), never True.
+dataset, or per conditioned run such as ``A_Relabel(t, w)``). :func:`decide_rows` hands such rows
+to :func:`dpverify.engine.decide` (sweep, certification, verdict state, witness checked against the
+relation); :func:`decide_parts` does the same for a claim made of parts (every query, every public
+sample, every fixed ``T``) and combines the verdicts. :func:`worst_over_pairs` is the engine's
+float sweep alone, for measured figures that carry no verdict (privacy profiles, sweeps).
+
+Rows computed by the fast paths are float64 values of sums, products and quotients of positive
+terms: they carry the engine's default float error (:data:`dpverify.engine.DEFAULT_FLOAT_ERROR`).
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-__all__ = ["PairwiseWorst", "pairwise_worst", "worst_over_pairs", "log_rows", "margin_for"]
+from dpverify.engine import Decision, RowPairs, Verdict, decide, sweep
+from dpverify.neighbors import RELATIONS
 
-_CHUNK = 1 << 16
-
-
-def margin_for(epsilon: float) -> float:
-    """The float64 decision margin for hockey-stick values at ``epsilon``."""
-    return 1e-9 * (1.0 + math.exp(epsilon))
+__all__ = [
+    "PairwiseWorst",
+    "PartsDecision",
+    "decide_rows",
+    "decide_parts",
+    "multiset_neighbors",
+    "pairwise_worst",
+    "worst_over_pairs",
+    "log_rows",
+]
 
 
 @dataclass(frozen=True)
 class PairwiseWorst:
-    """Worst case over a set of (ordered or unordered) pairs of probability rows.
+    """Worst case over a set of (ordered or unordered) pairs of probability rows (float sweep).
 
     Attributes:
         epsilon_star: max pure loss ``ln(P(o)/Q(o))`` (inf when P > 0 = Q).
@@ -43,19 +51,6 @@ class PairwiseWorst:
     delta_star: float
     delta_pair: int
     delta_forward: bool
-
-
-def pairwise_worst(
-    left: np.ndarray, right: np.ndarray, *, epsilon: float, symmetric: bool = True
-) -> PairwiseWorst:
-    """Worst pure loss and hockey-stick value over row pairs ``(left[i], right[i])``.
-
-    With ``symmetric`` both directions count (unordered neighbours); otherwise only
-    ``left -> right`` (a directed proof step such as C3b).
-    """
-    count = left.shape[0]
-    index = np.arange(count)
-    return worst_over_pairs(np.vstack([left, right]), index, index + count, epsilon=epsilon, symmetric=symmetric)
 
 
 def log_rows(matrix: np.ndarray) -> np.ndarray:
@@ -74,68 +69,95 @@ def worst_over_pairs(
     logs: np.ndarray | None = None,
     with_delta: bool = True,
 ) -> PairwiseWorst:
-    """:func:`pairwise_worst` over index pairs into ``matrix`` (rows = distributions).
-
-    Logarithms are taken once per row (pass ``logs`` to reuse them across calls); with
-    ``with_delta=False`` only eps* is computed (``delta_star`` is then reported as 0).
-    """
-    logs = log_rows(matrix) if logs is None else logs
-    factor = math.exp(epsilon)
-    best_eps, best_eps_at, eps_forward = -math.inf, -1, True
-    best_delta, best_delta_at, forward_best = -math.inf, -1, True
-    for start in range(0, left.shape[0], _CHUNK):
-        li, ri = left[start : start + _CHUNK], right[start : start + _CHUNK]
-        la, lb = logs[li], logs[ri]
-        with np.errstate(invalid="ignore"):
-            difference = la - lb  # +inf where P > 0 = Q; nan where both are 0
-        difference[np.isnan(difference)] = -np.inf
-        forward = difference.max(axis=1)
-        eps_rows = forward
-        if symmetric:
-            backward = (-difference).max(axis=1)
-            # -(-inf) = +inf where P = 0 < Q is exactly the backward loss; both-zero entries are
-            # -inf in difference, so +inf in -difference: exclude them.
-            both_zero = np.isneginf(la) & np.isneginf(lb)
-            if both_zero.any():
-                negated = -difference
-                negated[both_zero] = -np.inf
-                backward = negated.max(axis=1)
-            eps_rows = np.maximum(forward, backward)
-        i = int(np.argmax(eps_rows))
-        if eps_rows[i] > best_eps:
-            best_eps, best_eps_at = float(eps_rows[i]), start + i
-            eps_forward = bool(forward[i] >= eps_rows[i])
-        if not with_delta:
-            continue
-        a, b = matrix[li], matrix[ri]
-        d_forward = np.maximum(a - factor * b, 0).sum(axis=1)
-        i = int(np.argmax(d_forward))
-        if d_forward[i] > best_delta:
-            best_delta, best_delta_at, forward_best = float(d_forward[i]), start + i, True
-        if symmetric:
-            d_backward = np.maximum(b - factor * a, 0).sum(axis=1)
-            i = int(np.argmax(d_backward))
-            if d_backward[i] > best_delta:
-                best_delta, best_delta_at, forward_best = float(d_backward[i]), start + i, False
-    return PairwiseWorst(max(best_eps, 0.0), best_eps_at, eps_forward, max(best_delta, 0.0), best_delta_at, forward_best)
+    """The engine's float sweep over index pairs into ``matrix`` (rows = distributions): a
+    measurement, not a verdict (use :func:`decide_rows` for that)."""
+    rows = RowPairs(matrix, left, right, symmetric=symmetric, _logs=logs)
+    found = sweep(rows, float(epsilon), with_delta=with_delta)
+    return PairwiseWorst(
+        found.epsilon_star, found.epsilon_pair, found.epsilon_forward,
+        found.delta_star, found.delta_pair, found.delta_forward,
+    )
 
 
-def verdict(worst: PairwiseWorst, *, epsilon: float, delta: float) -> bool | None:
-    """True if the claim (epsilon, delta) clearly holds, False if clearly violated, None inside the
-    float margin. ``worst.delta_star`` must have been computed at ``epsilon``. Pure claims
-    (delta = 0) are decided on eps* with margin 1e-9, which also covers rounding in ln."""
-    if delta == 0:
-        if worst.epsilon_star <= epsilon - 1e-9:
-            return True
-        if worst.epsilon_star > epsilon + 1e-9:
-            return False
-        return None
-    margin = margin_for(epsilon)
-    if worst.delta_star <= delta - margin:
-        return True
-    if worst.delta_star > delta + margin:
-        return False
-    return None
+def pairwise_worst(left: np.ndarray, right: np.ndarray, *, epsilon: float, symmetric: bool = True) -> PairwiseWorst:
+    """:func:`worst_over_pairs` over row pairs ``(left[i], right[i])`` of two matrices."""
+    count = left.shape[0]
+    index = np.arange(count)
+    return worst_over_pairs(np.vstack([left, right]), index, index + count, epsilon=epsilon, symmetric=symmetric)
 
 
-__all__ += ["verdict"]
+def multiset_neighbors(a: tuple, b: tuple) -> bool:
+    """Replace-one neighbours as multisets (the exchangeable relation of the audit's tables)."""
+    return RELATIONS["substitute"].is_neighbor(a, b, exchangeable=True)
+
+
+def decide_rows(
+    matrix: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    *,
+    epsilon: Any,
+    delta: Any = 0.0,
+    symmetric: bool = True,
+    label: Callable[[int], Any] | None = None,
+    is_neighbor: Callable[[Any, Any], bool] | None = None,
+    outcomes: Any = None,
+    pair_delta: np.ndarray | None = None,
+    logs: np.ndarray | None = None,
+) -> Decision:
+    """Decide ``(epsilon, delta)`` over row pairs with :func:`dpverify.engine.decide`."""
+    rows = RowPairs(
+        matrix, left, right, symmetric=symmetric, outcomes=outcomes, label=label, is_neighbor=is_neighbor,
+        pair_delta=pair_delta, _logs=logs,
+    )
+    return decide(rows, epsilon, delta)
+
+
+@dataclass(frozen=True)
+class PartsDecision:
+    """A claim decided part by part (queries, public samples, fixed T): the combined verdict, the
+    worst figures over parts, and the first violating part's witness (or the first part within
+    rounding)."""
+
+    verdict: Verdict
+    epsilon_star: float
+    delta_star: float
+    epsilon_part: Any
+    delta_part: Any
+    witness_part: Any
+    decision: Decision | None  # the decision of the witness part
+
+    @property
+    def holds(self) -> bool:
+        return self.verdict.passes
+
+    def witness_text(self, describe: Callable[[Any], str] | None = None) -> str | None:
+        """The witness as text, prefixed by ``describe(part)`` (e.g. ``"query x = 2"``)."""
+        if self.decision is None or self.decision.witness is None:
+            return None
+        prefix = "" if describe is None else describe(self.witness_part) + "\n"
+        return prefix + str(self.decision.witness)
+
+
+def decide_parts(parts: Iterable[tuple[Any, Decision]]) -> PartsDecision:
+    """Combine per-part decisions (each from the engine) into one verdict."""
+    best_eps, eps_part, best_delta, delta_part = -np.inf, None, -np.inf, None
+    verdicts = []
+    chosen: tuple[Any, Decision] | None = None
+    for part, decision in parts:
+        verdicts.append(decision.verdict)
+        if decision.epsilon_star > best_eps:
+            best_eps, eps_part = decision.epsilon_star, part
+        if decision.delta_star > best_delta:
+            best_delta, delta_part = decision.delta_star, part
+        if decision.verdict is Verdict.VIOLATED and (chosen is None or chosen[1].verdict is not Verdict.VIOLATED):
+            chosen = (part, decision)
+        elif decision.verdict is Verdict.HOLDS_WITHIN_ROUNDING and chosen is None:
+            chosen = (part, decision)
+    verdict = Verdict.combine(verdicts)
+    if verdict not in (Verdict.VIOLATED, Verdict.HOLDS_WITHIN_ROUNDING):
+        chosen = None
+    return PartsDecision(
+        verdict, max(best_eps, 0.0), max(best_delta, 0.0), eps_part, delta_part,
+        None if chosen is None else chosen[0], None if chosen is None else chosen[1],
+    )

@@ -171,10 +171,12 @@ class Witness:
             f"D  = {self.dataset}",
             f"D' = {self.neighbor}",
             f"S  = {{{shown}}}",
-            f"P[M(D) in S] = {float(self.p):.12g} ({self.p})",
-            f"P[M(D') in S] = {q:.12g} ({self.q})",
-            f"P[M(D) in S] = {float(self.p):.12g} {relation} e^eps * P[M(D') in S] + delta = {bound:.12g}",
+            f"P[M(D) in S] = {float(self.p):.12g}",
+            f"P[M(D') in S] = {q:.12g}",
         ]
+        if not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
+            lines.append(f"exact: P[M(D) in S] is {self.p}, P[M(D') in S] is {self.q}")
+        lines.append(f"check: {float(self.p):.12g} {relation} e^eps * {q:.12g} + delta = {bound:.12g}")
         if self.within_rounding:
             lines.append(
                 f"within rounding: excess {self.excess:.3g} vs the float error allowance {self.allowance:.3g}"
@@ -199,6 +201,8 @@ class RowPairs:
         is_neighbor: ``(label_a, label_b) -> bool``; when given, every witness is checked with it
             (a witness that is not a neighbour pair is an internal error, raised loudly).
         expected_pairs: when given, ``len(left)`` must equal it (an independent count).
+        pair_delta: a claimed delta per pair (a data-dependent additive term such as 003's
+            delta(R)); the claim's delta is then ignored.
     """
 
     matrix: np.ndarray
@@ -211,6 +215,7 @@ class RowPairs:
     label: Callable[[int], Any] | None = None
     is_neighbor: Callable[[Any, Any], bool] | None = None
     expected_pairs: int | None = None
+    pair_delta: np.ndarray | None = None
     _logs: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -225,6 +230,10 @@ class RowPairs:
             raise AssertionError(
                 f"internal error: {self.left.size:,} pairs enumerated, {self.expected_pairs:,} expected"
             )
+        if self.pair_delta is not None:
+            self.pair_delta = np.asarray(self.pair_delta, dtype=float)
+            if self.pair_delta.shape != self.left.shape:
+                raise AssertionError("pair_delta must give one delta per pair")
         if self.left.size and (
             min(self.left.min(), self.right.min()) < 0 or max(self.left.max(), self.right.max()) >= self.matrix.shape[0]
         ):
@@ -269,9 +278,9 @@ class Sweep:
         epsilon_pair, epsilon_forward: the pair attaining it and its direction.
         delta_star: max hockey-stick value at ``epsilon`` (0 when not computed).
         delta_pair, delta_forward: the pair attaining it and its direction.
-        stability: max ``|P(o) - Q(o)|`` over pairs and outcomes.
-        candidates: directed pairs ``(value, i, j)`` (rows) within the certification margin of the
-            claim, worst first (only when a claim delta was given).
+        stability: max ``|P(o) - Q(o)|`` over pairs and outcomes (``with_stability`` only).
+        candidates: directed pairs ``(value - delta, i, j, pair)`` (rows, pair index) within the
+            certification margin of the claim, worst first (only when a claim delta was given).
     """
 
     epsilon_star: float
@@ -290,6 +299,7 @@ def sweep(
     *,
     claim_delta: float | None = None,
     with_delta: bool = True,
+    with_stability: bool = False,
     error: float = 0.0,
 ) -> Sweep:
     """Worst pure loss, hockey-stick value at ``epsilon`` and stability over every pair (float64).
@@ -318,7 +328,7 @@ def sweep(
         i = int(np.argmax(rows)) if rows.size else 0
         if rows.size and rows[i] > best_eps:
             best_eps, eps_at, eps_forward = float(rows[i]), start + i, bool(forward[i] >= rows[i])
-        if a.size:
+        if with_stability and a.size:
             stability = max(stability, float(np.abs(a - b).max()))
         if not with_delta:
             continue
@@ -332,8 +342,12 @@ def sweep(
             if values.size and values[j] > best_delta:
                 best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
             if claim_delta is not None:
-                near = np.flatnonzero((values > claim_delta - delta_margin) & (eps_rows > epsilon - epsilon_margin))
-                candidates.extend(zip(values[near].tolist(), first[near].tolist(), second[near].tolist()))
+                bound = claim_delta if pairs.pair_delta is None else pairs.pair_delta[start : start + li.size]
+                near = np.flatnonzero((values > bound - delta_margin) & (eps_rows > epsilon - epsilon_margin))
+                slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
+                candidates.extend(
+                    zip(slack.tolist(), first[near].tolist(), second[near].tolist(), (start + near).tolist())
+                )
     candidates.sort(key=lambda c: -c[0])
     return Sweep(
         max(best_eps, 0.0), eps_at, eps_forward, max(best_delta, 0.0), delta_at, delta_forward, stability, candidates
@@ -377,6 +391,7 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
     errors = pairs.errors()
     largest = float(errors.max(initial=0.0))
     result = sweep(pairs, float(epsilon), claim_delta=float(delta), error=largest)
+    # (with pair_delta the sweep compares each pair with its own delta)
     exact_cache: dict[int, Mapping] = {}
 
     def exact(row: int) -> Mapping:
@@ -389,15 +404,16 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
     witness_rows = None
     near_miss: Witness | None = None
     within = undecided = 0
-    for _, i, j in result.candidates:
+    for _, i, j, pair in result.candidates:
         p, q = exact(i), exact(j)
-        key = (_key(p), _key(q), errors[i], errors[j])
+        bound = delta if pairs.pair_delta is None else float(pairs.pair_delta[pair])
+        key = (_key(p), _key(q), errors[i], errors[j], bound)
         certificate = certificates.get(key)
         if certificate is None:
-            certificate = certify_pair(p, q, epsilon, delta, p_error=float(errors[i]), q_error=float(errors[j]))
+            certificate = certify_pair(p, q, epsilon, bound, p_error=float(errors[i]), q_error=float(errors[j]))
             certificates[key] = certificate
         if certificate.holds is False:
-            witness = _make_witness(pairs, i, j, certificate, epsilon, delta)
+            witness = _make_witness(pairs, i, j, certificate, epsilon, bound)
             witness_rows = (i, j)
             break
         if certificate.holds is None:
@@ -406,7 +422,7 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
             within += 1
             if near_miss is None:
                 allowance = _allowance(certificate, errors[i], errors[j], epsilon)
-                near_miss = _make_witness(pairs, i, j, certificate, epsilon, delta, within=True, allowance=allowance)
+                near_miss = _make_witness(pairs, i, j, certificate, epsilon, bound, within=True, allowance=allowance)
                 witness_rows = (i, j)
     if witness is not None:
         verdict = Verdict.VIOLATED

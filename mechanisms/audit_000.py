@@ -14,8 +14,9 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.audit import Measurement
+from dpverify.engine import Verdict
 from dpverify.checker import verify
-from dpverify.claims import PairwiseWorst, log_rows, pairwise_worst, verdict, worst_over_pairs
+from dpverify.claims import decide_parts, decide_rows, log_rows, multiset_neighbors, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, table as multiset_table
@@ -59,28 +60,16 @@ def check_lemma15_preconditions(epsilon: float, n: int) -> None:
         )
 
 
-def _witness(table: MultisetTable, universe: tuple, left: int, right: int, p: np.ndarray, q: np.ndarray, epsilon: float) -> str:
-    factor = math.exp(epsilon)
-    chosen = [o for o in range(p.size) if p[o] > factor * q[o]]
-    return (
-        f"D  = {table.records(left, universe)}\nD' = {table.records(right, universe)}\n"
-        f"S  = {chosen}\nP[M(D) in S] = {p[chosen].sum():.12g}\nP[M(D') in S] = {q[chosen].sum():.12g}\n"
-        f"e^eps * P[M(D') in S] = {factor * q[chosen].sum():.12g}"
-    )
-
-
-def _dataset_verdict(table, universe, probs, claimed_epsilon, claimed_delta):
+def _dataset_verdict(table: MultisetTable, universe: tuple, probs: np.ndarray, claimed_epsilon: float, claimed_delta: float):
+    """The engine's decision over every replace-one pair of dataset multisets: (decision, verdict,
+    witness text); witnesses are checked to be replace-one neighbours."""
     left, right = table.substitute_pairs()
-    worst = worst_over_pairs(probs, left, right, epsilon=claimed_epsilon)
-    holds = verdict(worst, epsilon=claimed_epsilon, delta=claimed_delta)
-    witness = None
-    if holds is False:
-        pure = claimed_delta == 0
-        i = worst.epsilon_pair if pure else worst.delta_pair
-        forward = worst.epsilon_forward if pure else worst.delta_forward
-        a, b = (left[i], right[i]) if forward else (right[i], left[i])
-        witness = _witness(table, universe, a, b, probs[a], probs[b], claimed_epsilon)
-    return worst, holds, witness
+    decision = decide_rows(
+        probs, left, right, epsilon=claimed_epsilon, delta=claimed_delta,
+        label=lambda row: table.records(row, universe), is_neighbor=multiset_neighbors,
+    )
+    witness = None if decision.witness is None else str(decision.witness)
+    return decision, decision.verdict, witness
 
 
 def measure_agnostic(
@@ -113,6 +102,7 @@ def measure_agnostic(
     table, probs = agnostic_table(tables, n)
     worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta)
     details = {
+        "pairs": int(table.substitute_pairs()[0].size),
         "k": k_used,
         "epsilon_star_over_epsilon": worst.epsilon_star / epsilon,
         "claimed_epsilon_over_epsilon": claimed_epsilon / epsilon,
@@ -204,9 +194,20 @@ def measure_relabel(*, concept: str = "thresholds", domain_size: int = 3, n: int
     k = subsample_size(epsilon, n)
     tables = relabel_tables(cc, epsilon, n, k, _LabelingLearner())
     left, right = tables.w_table.substitute_pairs()
-    eps_star = max(pairwise_worst(out[left], out[right], epsilon=epsilon).epsilon_star for out in tables.outputs)
-    holds = True if eps_star <= epsilon - 1e-9 else (False if eps_star > epsilon + 1e-9 else None)
-    return Measurement(eps_star, 0.0, epsilon, 0.0, holds, details={"k": k, "slack": epsilon - eps_star})
+    universe = tables.universe
+
+    def label(row: int) -> tuple:
+        return tables.w_table.records(row, universe)
+
+    combined = decide_parts(
+        (tables.t_table.records(t, universe), decide_rows(out, left, right, epsilon=epsilon, label=label,
+                                                          is_neighbor=multiset_neighbors))
+        for t, out in enumerate(tables.outputs)
+    )
+    eps_star = combined.epsilon_star
+    return Measurement(eps_star, 0.0, epsilon, 0.0, combined.verdict,
+                       combined.witness_text(lambda t: f"fixed T = {t} (W and W' below)"),
+                       {"k": k, "slack": epsilon - eps_star})
 
 
 def measure_auxiliary(
@@ -248,32 +249,25 @@ def measure_auxiliary(
     claimed_epsilon, claimed_delta = LN_4E2, 4 * math.e * inner.delta
     u_table, v_table, w_table = multiset_table(z, size_u), multiset_table(z, size_u), multiset_table(z, size_w)
     u_left, u_right = u_table.substitute_pairs()
-    worst_eps, worst_delta, witness, first_violation = 0.0, 0.0, None, None
-    for v_row in range(len(v_table)):
-        V = v_table.records(v_row, universe)
-        for w_row in range(len(w_table)):
-            W = w_table.records(w_row, universe)
-            outputs = [auxiliary(cc, epsilon, u_table.records(u, universe), V, W, inner) for u in range(len(u_table))]
-            keys = sorted({o for d in outputs for o in d})
-            matrix = np.array([[float(d[o]) for o in keys] for d in outputs])
-            worst = worst_over_pairs(matrix, u_left, u_right, epsilon=claimed_epsilon)
-            worst_eps = max(worst_eps, worst.epsilon_star)
-            worst_delta = max(worst_delta, worst.delta_star)
-            if first_violation is None and verdict(worst, epsilon=claimed_epsilon, delta=claimed_delta) is False:
-                i = worst.delta_pair if claimed_delta > 0 else worst.epsilon_pair
-                forward = worst.delta_forward if claimed_delta > 0 else worst.epsilon_forward
-                a, b = (u_left[i], u_right[i]) if forward else (u_right[i], u_left[i])
-                first_violation = (V, W, a, b, matrix[a], matrix[b], keys)
-    overall = PairwiseWorst(worst_eps, -1, True, worst_delta, -1, True)
-    holds = None if outside_preconditions else verdict(overall, epsilon=claimed_epsilon, delta=claimed_delta)
-    if first_violation is not None:
-        V, W, a, b, p, q, keys = first_violation
-        chosen = [keys[o] for o in range(len(keys)) if p[o] > math.exp(claimed_epsilon) * q[o]]
-        mask = p > math.exp(claimed_epsilon) * q
-        witness = (
-            f"public V = {V}, W = {W}\nU  = {u_table.records(a, universe)}\nU' = {u_table.records(b, universe)}\n"
-            f"S  = {chosen}\nP[M(U) in S] = {p[mask].sum():.12g}\nP[M(U') in S] = {q[mask].sum():.12g}"
-        )
+
+    def label(row: int) -> tuple:
+        return u_table.records(row, universe)
+
+    def parts():
+        for v_row in range(len(v_table)):
+            V = v_table.records(v_row, universe)
+            for w_row in range(len(w_table)):
+                W = w_table.records(w_row, universe)
+                outputs = [auxiliary(cc, epsilon, u_table.records(u, universe), V, W, inner) for u in range(len(u_table))]
+                keys = sorted({o for d in outputs for o in d})
+                matrix = np.array([[float(d.get(o, 0.0)) for o in keys] for d in outputs])
+                yield (V, W), decide_rows(matrix, u_left, u_right, epsilon=claimed_epsilon, delta=claimed_delta,
+                                          label=label, is_neighbor=multiset_neighbors, outcomes=keys)
+
+    combined = decide_parts(parts())
+    worst_eps, worst_delta = combined.epsilon_star, combined.delta_star
+    holds = None if outside_preconditions else combined.verdict
+    witness = combined.witness_text(lambda vw: f"public V = {vw[0]}, W = {vw[1]} (U and U' below)")
     return Measurement(worst_eps, worst_delta, claimed_epsilon, claimed_delta, holds, witness,
                        {"public_V": len(v_table), "public_W": len(w_table), "epsilon_slack": claimed_epsilon - worst_eps})
 
@@ -304,7 +298,7 @@ def measure_with_replacement(
     base.exchangeable = True
     mechanism = subsampled_with_replacement(base, m, grouped=True)
     result = verify(mechanism, records=labeled_records(domain_size), n=n, epsilon=claimed_epsilon, delta=claimed_delta)
-    holds = None if outside_preconditions else result.holds
+    holds = None if outside_preconditions else result.verdict
     return Measurement(result.epsilon, result.delta, claimed_epsilon, claimed_delta, holds,
                        str(result.witness) if result.witness else None, {"pairs": result.pairs})
 
@@ -315,13 +309,15 @@ def measure_prediction(
 ) -> Measurement:
     """C6 (Lemma 19): for every query x the predicted bit is eps-DP (n = parts: one record per part)."""
     cc = concept_class(concept, domain_size)
-    worst_eps, worst_delta, holds, witness = 0.0, 0.0, True, None
-    for x in range(domain_size):
-        predictor = RealizablePredictor(cc, epsilon, x, parts, aggregation)
-        result = verify(predictor, records=labeled_records(domain_size), n=parts, epsilon=epsilon, exchangeable=True)
-        worst_eps, worst_delta = max(worst_eps, result.epsilon), max(worst_delta, result.delta)
-        if not result.holds and holds:
-            holds, witness = False, f"query x={x}\n{result.witness}"
+    results = [
+        (x, verify(RealizablePredictor(cc, epsilon, x, parts, aggregation), records=labeled_records(domain_size),
+                   n=parts, epsilon=epsilon, exchangeable=True))
+        for x in range(domain_size)
+    ]
+    worst_eps = max(r.epsilon for _, r in results)
+    worst_delta = max(r.delta for _, r in results)
+    holds = Verdict.combine(r.verdict for _, r in results)
+    witness = next((f"query x={x}\n{r.witness}" for x, r in results if r.verdict is holds and r.witness), None)
     return Measurement(worst_eps, worst_delta, epsilon, 0.0, holds, witness, {"queries": domain_size, "parts": parts})
 
 
@@ -336,15 +332,15 @@ def measure_agnostic_prediction(
     cc = concept_class(concept, domain_size)
     k = subsample_size(epsilon, n)
     claimed_epsilon, _ = lemma15_constants(epsilon, n, 0.0, k)
-    worst_eps, worst_delta, holds, witness = 0.0, 0.0, True, None
-    for x in range(domain_size):
-        tables = relabel_tables(cc, epsilon, n, k, PredictionLearner(cc, x))
-        table, probs = agnostic_table(tables, n)
-        worst, row_holds, row_witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, 0.0)
-        worst_eps, worst_delta = max(worst_eps, worst.epsilon_star), max(worst_delta, worst.delta_star)
-        if row_holds is not True and holds is True:
-            holds, witness = row_holds, row_witness
-    if outside_preconditions:
-        holds = None
+    def parts():
+        for x in range(domain_size):
+            tables = relabel_tables(cc, epsilon, n, k, PredictionLearner(cc, x))
+            table, probs = agnostic_table(tables, n)
+            yield x, _dataset_verdict(table, tables.universe, probs, claimed_epsilon, 0.0)[0]
+
+    combined = decide_parts(parts())
+    worst_eps, worst_delta = combined.epsilon_star, combined.delta_star
+    holds = None if outside_preconditions else combined.verdict
+    witness = combined.witness_text(lambda x: f"query x = {x}")
     return Measurement(worst_eps, worst_delta, claimed_epsilon, 0.0, holds, witness,
                        {"k": k, "parts": k, "epsilon_star_over_epsilon": worst_eps / epsilon})

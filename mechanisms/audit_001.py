@@ -83,7 +83,7 @@ def measure_asspp(
         "epsilon_star_by_public": per_public,
     }
     return Measurement(
-        result.epsilon, result.delta, float(epsilon), 0.0, result.holds,
+        result.epsilon, result.delta, float(epsilon), 0.0, result.verdict,
         str(result.witness) if result.witness else None, details,
     )
 

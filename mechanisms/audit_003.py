@@ -4,8 +4,8 @@ Each ``measure_*`` function computes one instance exactly (every dataset multise
 the labeled records of X, replace-one neighbours, every query x; hypergeometric weights, no
 sampling) with the fast tables of :mod:`mechanisms.stable`, and returns a
 :class:`dpverify.audit.Measurement` with the claim's explicit constants from ``CLAIMS.md``.
-Verdicts follow :func:`dpverify.claims.verdict` (decided in float64 only outside a 1e-9 margin,
-``None`` inside it). A lemma's preconditions are checked when its claim is asserted; pass
+Verdicts come from the one engine (:func:`dpverify.claims.decide_rows`, per query; states and
+certification as in :mod:`dpverify.engine`). A lemma's preconditions are checked when its claim is asserted; pass
 ``outside_preconditions=True`` to measure anyway (the verdict is then ``None``: measured only).
 
 Stability (C9) is the (0, gamma)-DP of the prediction: ``|P[A^S(x)=y] - P[A^{S'}(x)=y]|``, so it is
@@ -32,7 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.audit import AuditCase, Measurement
-from dpverify.claims import PairwiseWorst, verdict, worst_over_pairs
+from dpverify.claims import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, table as multiset_table
@@ -83,42 +83,31 @@ def _rows(probs: np.ndarray, query: int) -> np.ndarray:
 
 
 def _per_query_worst(s_table: MultisetTable, probs: np.ndarray, epsilon: float):
-    """Worst case over queries: (PairwiseWorst over all queries, query of eps*, query of delta*)."""
+    """Measured figures only (no verdict): (eps*, delta* at ``epsilon``) over every query."""
     left, right = s_table.substitute_pairs()
-    best: PairwiseWorst | None = None
-    eps_query = delta_query = 0
-    for x in range(probs.shape[1]):
-        worst = worst_over_pairs(_rows(probs, x), left, right, epsilon=epsilon)
-        if best is None:
-            best = worst
-            continue
-        eps_better = worst.epsilon_star > best.epsilon_star
-        delta_better = worst.delta_star > best.delta_star
-        best = PairwiseWorst(
-            worst.epsilon_star if eps_better else best.epsilon_star,
-            worst.epsilon_pair if eps_better else best.epsilon_pair,
-            worst.epsilon_forward if eps_better else best.epsilon_forward,
-            worst.delta_star if delta_better else best.delta_star,
-            worst.delta_pair if delta_better else best.delta_pair,
-            worst.delta_forward if delta_better else best.delta_forward,
-        )
-        eps_query = x if eps_better else eps_query
-        delta_query = x if delta_better else delta_query
-    return best, eps_query, delta_query
+    worst = [worst_over_pairs(_rows(probs, x), left, right, epsilon=epsilon) for x in range(probs.shape[1])]
+    return max(w.epsilon_star for w in worst), max(w.delta_star for w in worst)
 
 
-def _pair_witness(s_table: MultisetTable, universe: tuple, probs: np.ndarray, pair: int, forward: bool,
-                  query: int, epsilon: float, bound: str) -> str:
-    left, right = s_table.substitute_pairs()
-    a, b = (left[pair], right[pair]) if forward else (right[pair], left[pair])
-    p, q = _rows(probs, query)[a], _rows(probs, query)[b]
-    factor = math.exp(epsilon)
-    y = int(np.argmax(p - factor * q))
-    return (
-        f"query x = {query}, label y = {y}\nD  = {s_table.records(a, universe)}\n"
-        f"D' = {s_table.records(b, universe)}\nP[A^D(x) = y]  = {p[y]:.12g}\nP[A^D'(x) = y] = {q[y]:.12g}\n"
-        f"{bound}"
+def _per_query_decision(s_table: MultisetTable, universe: tuple, probs: np.ndarray, *, epsilon: float,
+                        delta: float = 0.0, pair_delta: np.ndarray | None = None,
+                        pairs: tuple[np.ndarray, np.ndarray] | None = None) -> PartsDecision:
+    """The engine's decision per query (rows = datasets, outcomes = the label 0/1), combined over
+    queries; witnesses are replace-one neighbours, prefixed with their query."""
+    left, right = s_table.substitute_pairs() if pairs is None else pairs
+
+    def label(row: int) -> tuple:
+        return s_table.records(row, universe)
+
+    return decide_parts(
+        (x, decide_rows(_rows(probs, x), left, right, epsilon=epsilon, delta=delta, label=label,
+                        is_neighbor=multiset_neighbors, outcomes=("label 0", "label 1"), pair_delta=pair_delta))
+        for x in range(probs.shape[1])
     )
+
+
+def _query(x: int) -> str:
+    return f"query x = {x}"
 
 
 # -- C9: uniform stability of A^sta ---------------------------------------------------------------------
@@ -147,15 +136,11 @@ def measure_stability(
     run_em = 2 * parameters.em_privacy if mutant == "em_at_2gamma" else parameters.em_privacy
     s_table, probs = a_sta_table(cc, n, run_n_prime, run_em)
     claimed = float(parameters.claimed_stability)
-    worst, _, query = _per_query_worst(s_table, probs, 0.0)
-    gamma_star = worst.delta_star  # at eps = 0 the hockey-stick value is |P - P'|
-    holds = verdict(worst, epsilon=0.0, delta=claimed)
-    witness = None
-    if holds is False:
-        witness = _pair_witness(s_table, labeled_records(domain_size), probs, worst.delta_pair, worst.delta_forward,
-                                query, 0.0, f"|difference| = {gamma_star:.12g} > claimed stability {claimed:.12g}")
-    if outside_preconditions:
-        holds = None
+    # At eps = 0 the hockey-stick value of a two-outcome row pair is |P - P'|: stability is (0, gamma).
+    decision = _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=0.0, delta=claimed)
+    gamma_star, query = decision.delta_star, decision.delta_part
+    holds = None if outside_preconditions else decision.verdict
+    witness = decision.witness_text(_query)
     details = {
         "quantity": "additive stability gamma* = max |P[A^S(x)=y] - P[A^S'(x)=y]|",
         "variant": parameters.variant,
@@ -222,16 +207,10 @@ def measure_flip_prediction(
     s_table, stable_probs = a_sta_table(cc, n, parameters.n_prime, parameters.em_privacy)
     probs = stable_probs if mutant == "no_flip" else flip_probs(stable_probs, a)
     claimed = float(e)
-    worst, query, _ = _per_query_worst(s_table, probs, claimed)
-    holds = verdict(worst, epsilon=claimed, delta=0.0)
-    witness = None
-    if holds is False:
-        witness = _pair_witness(s_table, labeled_records(domain_size), probs, worst.epsilon_pair, worst.epsilon_forward,
-                                query, claimed, f"ln(P/P') = {worst.epsilon_star:.12g} > eps = {claimed:.12g}")
-    stability, _, _ = _per_query_worst(s_table, stable_probs, 0.0)
-    gamma_star = stability.delta_star
-    if outside_preconditions:
-        holds = None
+    worst = _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=claimed)
+    holds = None if outside_preconditions else worst.verdict
+    witness = worst.witness_text(_query)
+    _, gamma_star = _per_query_worst(s_table, stable_probs, 0.0)
     details = {
         "stable_learner": stable,
         "gamma": gamma,
@@ -277,20 +256,15 @@ def measure_subsampled_prediction(
     run_n_prime = n if mutant == "no_subsampling" else n_prime
     s_table, probs = subsampled_prediction_table(cc, n, run_n_prime, e, inner=inner)
     claimed = float(2 * e * h)
-    worst, query, _ = _per_query_worst(s_table, probs, claimed)
-    holds = verdict(worst, epsilon=claimed, delta=0.0)
-    witness = None
-    if holds is False:
-        witness = _pair_witness(s_table, labeled_records(domain_size), probs, worst.epsilon_pair, worst.epsilon_forward,
-                                query, claimed, f"ln(P/P') = {worst.epsilon_star:.12g} > 2 eps eta = {claimed:.12g}")
+    worst = _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=claimed)
+    holds = None if outside_preconditions else worst.verdict
+    witness = worst.witness_text(_query)
     inner_table, inner_probs = subsampled_prediction_table(cc, n_prime, n_prime, e, inner=inner)
-    inner_worst, _, _ = _per_query_worst(inner_table, inner_probs, float(e))
-    if outside_preconditions:
-        holds = None
+    inner_epsilon_star, _ = _per_query_worst(inner_table, inner_probs, float(e))
     details = {
         "n_prime": run_n_prime,
         "inner": inner,
-        "inner_epsilon_star": inner_worst.epsilon_star,
+        "inner_epsilon_star": inner_epsilon_star,
         "tight_amplification": math.log1p(float(h) * math.expm1(float(e))),
         "slack": claimed - worst.epsilon_star,
         "epsilon_star_over_epsilon_eta": worst.epsilon_star / float(e * h),
@@ -371,41 +345,29 @@ def measure_appendix_c(
     claimed_epsilon = appendix_c_constants(epsilon, n, n_prime)
     factor = math.exp(claimed_epsilon)
     additive = n_prime / n * fraction[rest]  # delta(R) of each pair
-    margin = 1e-9 * (1.0 + factor)
     worst_excess, worst_hockey, needed, pure = -math.inf, 0.0, 0.0, 0.0
-    undecided, at = 0, None
     for x in range(probs.shape[1]):
         rows = _rows(probs, x)
         for a, b in ((left, right), (right, left)):
             p, q = rows[a], rows[b]
             gap = (p - factor * q).max(axis=1)  # the hockey-stick value before clamping at 0
-            excess = gap - additive
+            worst_excess = max(worst_excess, float((gap - additive).max(initial=-math.inf)))
             with np.errstate(divide="ignore", invalid="ignore"):
                 log_ratio = np.where(p > 0, np.log(p) - np.log(q), -np.inf).max(axis=1)
                 over = p - additive[:, None]
                 ratio = np.where(over > 0, np.log(np.where(over > 0, over, 1.0)) - np.log(q), -np.inf)
-            # clearly holds: the additive inequality with room, or the pure ratio alone with room
-            clear = (excess <= -margin) | (log_ratio <= claimed_epsilon - 1e-9)
-            undecided += int(np.count_nonzero(~clear & (excess <= margin)))
-            i = int(np.argmax(np.where(clear, -np.inf, excess)))
-            if not clear[i] and excess[i] > worst_excess:
-                worst_excess, at = float(excess[i]), (x, a[i], b[i], additive[i])
             worst_hockey = max(worst_hockey, float(np.maximum(gap, 0.0).max()))
             needed = max(needed, float(np.nanmax(ratio)))
             pure = max(pure, float(np.nanmax(log_ratio)))
-    holds = False if worst_excess > margin else (None if undecided else True)
-    witness = None
-    if holds is False:
-        x, a, b, delta_r = at
-        universe = labeled_records(domain_size)
-        p, q = _rows(probs, x)[a], _rows(probs, x)[b]
-        y = int(np.argmax(p - factor * q))
-        witness = (
-            f"query x = {x}, label y = {y}\nD  = {s_table.records(a, universe)}\nD' = {s_table.records(b, universe)}\n"
-            f"P[A^D(x) = y] = {p[y]:.12g} > e^eps' P[A^D'(x) = y] + delta(R) = {factor:.6g} * {q[y]:.12g} + {delta_r:.12g}"
-        )
-    if outside_preconditions:
-        holds = None
+    # The verdict: every pair against its own delta(R), by the engine (two outcomes per query, so
+    # the hockey-stick value is the per-label excess of the lemma).
+    universe = labeled_records(domain_size)
+    decision = _per_query_decision(s_table, universe, probs, epsilon=claimed_epsilon, pair_delta=additive,
+                                   pairs=(left, right))
+    holds = None if outside_preconditions else decision.verdict
+    witness = decision.witness_text(lambda x: f"query x = {x} (delta(R) of this pair is the claim's delta)")
+    instance_level = _per_query_decision(s_table, universe, probs, epsilon=claimed_epsilon,
+                                         delta=float(additive.max()), pairs=(left, right))
     delta_max = float(additive.max())
     e, h = exact_parameter(epsilon), exact_parameter(eta)
     details = {
@@ -424,9 +386,10 @@ def measure_appendix_c(
         "eta_net_threshold_records": float(h * (n - 1)),
         "epsilon_slack": claimed_epsilon - needed,
         "delta_slack": delta_max - worst_hockey,
-        "worst_pair_excess": worst_excess if at is not None else None,
-        "undecided_pairs": undecided,
-        "instance_level_holds": worst_hockey <= delta_max - margin,
+        "worst_pair_excess": worst_excess,
+        "verdict_per_pair_delta": str(decision.verdict),
+        "instance_level_verdict": str(instance_level.verdict),
+        "instance_level_holds": instance_level.holds,
         "epsilon_times_alpha": float(e * exact_parameter(alpha)),
         "datasets": len(s_table),
     }
@@ -458,14 +421,9 @@ def measure_appendix_c_flipped(
     delta_max = float(n_prime / n * fraction.max())
     claimed = math.log(math.exp(multiplicative) + delta_max / float(a)) if a > 0 else math.inf
     final = flip_probs(probs, a)
-    worst, query, _ = _per_query_worst(s_table, final, claimed)
-    holds = verdict(worst, epsilon=claimed, delta=0.0)
-    witness = None
-    if holds is False:
-        witness = _pair_witness(s_table, labeled_records(domain_size), final, worst.epsilon_pair, worst.epsilon_forward,
-                                query, claimed, f"ln(P/P') = {worst.epsilon_star:.12g} > eps_final = {claimed:.12g}")
-    if outside_preconditions:
-        holds = None
+    worst = _per_query_decision(s_table, labeled_records(domain_size), final, epsilon=claimed)
+    holds = None if outside_preconditions else worst.verdict
+    witness = worst.witness_text(_query)
     flip_only = math.log((1 - float(a)) / float(a)) if 0 < a < Fraction(1, 2) else (0.0 if a else math.inf)
     details = {
         "final_epsilon_form": "ln(e^{eps'} + delta/alpha), eps' = ln((1 + 4e^6 n'/(n-n')) e^{3 eps})",

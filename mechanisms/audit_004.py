@@ -43,6 +43,7 @@ from typing import Any
 from dpverify.audit import AuditCase, Measurement
 from dpverify.checker import VerificationResult, verify
 from dpverify.domains import ConceptClass, concept_class, labeled_records
+from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import user_blocks, user_level
 from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half
@@ -118,7 +119,7 @@ def _measurement(result: VerificationResult, claimed: Any, **details: Any) -> Me
         "epsilon_slack": float(claimed) - result.epsilon,
         **details,
     }
-    return Measurement(result.epsilon, result.delta, float(claimed), 0.0, result.holds,
+    return Measurement(result.epsilon, result.delta, float(claimed), 0.0, result.verdict,
                        str(result.witness) if result.witness else None, info)
 
 
@@ -243,12 +244,12 @@ def measure_private_compare(
     blocks = _user_records(labeled_records(domain_size), m, ordered_blocks)
     worst: tuple[VerificationResult, Fraction] | None = None
     per_mid = {}
-    all_hold = True
+    verdicts = []
     for mid in pme.midpoints():
         compare = PrivateCompare(C, m=m, epsilon=pme.epsilon_prime, eta_tilde=mid, alpha=pme.alpha, noise_factor=noise)
         result = verify(compare, records=blocks, n=n, epsilon=pme.epsilon_prime, neighbors=user_level(m))
         per_mid[str(mid)] = result.epsilon
-        all_hold = all_hold and result.holds
+        verdicts.append(result.verdict)
         if worst is None or (not result.holds and worst[0].holds) or (
                 result.holds == worst[0].holds and result.epsilon > worst[0].epsilon):
             worst = (result, mid)
@@ -256,8 +257,8 @@ def measure_private_compare(
     result, mid = worst
     measured = _measurement(result, pme.epsilon_prime, T=pme.T, midpoints=len(per_mid),
                             worst_midpoint=str(mid), epsilon_star_by_midpoint=per_mid)
-    return Measurement(measured.epsilon_star, measured.delta_star, measured.claimed_epsilon, 0.0, all_hold,
-                       measured.witness, measured.details)
+    return Measurement(measured.epsilon_star, measured.delta_star, measured.claimed_epsilon, 0.0,
+                       Verdict.combine(verdicts), measured.witness, measured.details)
 
 
 # -- C16 ----------------------------------------------------------------------------------------

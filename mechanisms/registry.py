@@ -26,7 +26,7 @@ __all__ = ["audit_cases", "primitive_cases", "seed000_cases", "claim_measurement
 def _verified(mechanism, *, records, n, epsilon, delta=0.0) -> Measurement:
     result = verify(mechanism, records=records, n=n, epsilon=epsilon, delta=delta)
     return Measurement(
-        result.epsilon, result.delta, float(epsilon), float(delta), result.holds,
+        result.epsilon, result.delta, float(epsilon), float(delta), result.verdict,
         str(result.witness) if result.witness else None,
         {"pairs": result.pairs, "certified_pairs": result.certified_pairs, "exchangeable": result.exchangeable},
     )

@@ -1,4 +1,4 @@
-"""Tests of dpverify.claims: worst case over row pairs and float-margin verdicts (hand examples)."""
+"""Tests of dpverify.claims: worst case over row pairs and the engine's verdict states (hand examples)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpverify.claims import PairwiseWorst, margin_for, pairwise_worst, verdict
+from dpverify.claims import decide_parts, decide_rows, multiset_neighbors, pairwise_worst
+from dpverify.engine import DEFAULT_FLOAT_ERROR, RowPairs, Verdict
 
 LN3 = math.log(3)  # 1.0986122886681098
 LN2 = math.log(2)  # 0.6931471805599453
@@ -112,55 +113,94 @@ def test_worst_pair_found_beyond_the_first_chunk():
     assert worst.delta_star == pytest.approx(0.5, abs=1e-16)
 
 
-# -- verdict ----------------------------------------------------------------------------------------
+# -- verdicts: the engine's states on row pairs ----------------------------------------------------
+# Rows computed in float carry the default float error rho = 2**20 u / (1 - 2**20 u) ~ 1.164e-10
+# per probability (dpverify.engine). A pair is HOLDS if the largest admissible hockey-stick value
+# sum max(0, P(1 + rho) - e^eps Q(1 - rho)) <= delta, VIOLATED if the smallest
+# sum max(0, P(1 - rho) - e^eps Q(1 + rho)) > delta, else HOLDS_WITHIN_ROUNDING.
+
+RHO = DEFAULT_FLOAT_ERROR
 
 
-def test_margin_for_values():
-    # 1e-9 * (1 + e^0) = 2e-9;  1e-9 * (1 + e^{ln 3}) = 4e-9.
-    assert margin_for(0.0) == pytest.approx(2e-9, rel=1e-15)
-    assert margin_for(LN3) == pytest.approx(4e-9, rel=1e-12)
+def _decide(p, q, *, epsilon, delta=0.0):
+    matrix = _rows(p, q)
+    return decide_rows(matrix, np.array([0]), np.array([1]), epsilon=epsilon, delta=delta)
 
 
-def _pure(eps_star):
-    return PairwiseWorst(eps_star, 0, True, 0.0, 0, True)
+def test_default_float_error_value():
+    assert RHO == pytest.approx(1.1641532182693481e-10, rel=1e-12)
 
 
-def test_pure_verdict_around_the_margin():
-    worst = _pure(LN3)
-    assert verdict(worst, epsilon=LN3 + 2e-9, delta=0) is True  # eps* <= eps - 1e-9
-    assert verdict(worst, epsilon=LN3 - 2e-9, delta=0) is False  # eps* > eps + 1e-9
-    assert verdict(worst, epsilon=LN3, delta=0) is None  # tight: within rounding of the claim
-    assert verdict(worst, epsilon=LN3 + 0.5e-9, delta=0) is None
-    assert verdict(worst, epsilon=LN3 - 0.5e-9, delta=0) is None
+def test_pure_verdict_around_the_rounding_band():
+    rr = ([0.75, 0.25], [0.25, 0.75])
+    # Largest admissible value at eps = ln 3 + t: 0.75 (1 + rho) - 3 e^t 0.25 (1 - rho) ~ 0.75 (2 rho - t).
+    assert _decide(*rr, epsilon=LN3 + 2e-9).verdict is Verdict.HOLDS  # t = 2e-9 > 2 rho
+    assert _decide(*rr, epsilon=LN3 - 2e-9).verdict is Verdict.VIOLATED  # t = -2e-9 < -2 rho
+    assert _decide(*rr, epsilon=LN3).verdict is Verdict.HOLDS_WITHIN_ROUNDING  # tight
+    assert _decide(*rr, epsilon=LN3 + 1e-10).verdict is Verdict.HOLDS_WITHIN_ROUNDING  # t < 2 rho
+    assert _decide(*rr, epsilon=LN3 - 1e-10).verdict is Verdict.HOLDS_WITHIN_ROUNDING
+    assert _decide(*rr, epsilon=LN3).holds is True  # within rounding passes a gate
 
 
-def test_pure_verdict_on_infinite_loss_is_false():
-    assert verdict(_pure(math.inf), epsilon=100.0, delta=0) is False
+def test_pure_verdict_on_infinite_loss_is_violated():
+    decision = _decide([1.0, 0.0], [0.5, 0.5], epsilon=100.0)
+    assert decision.verdict is Verdict.VIOLATED and decision.holds is False
+    assert decision.epsilon_star == math.inf
+    # The violating direction is Q -> P: outcome 1 has Q(1) = 1/2 > e^100 * P(1) = 0.
+    w = decision.witness
+    assert (w.dataset, w.neighbor) == (1, 0)
+    assert w.output_set == frozenset({1}) and w.p == 0.5 and w.q == 0
 
 
-def test_delta_verdict_around_the_margin():
-    # RR 3/4 at eps = ln 2: delta* = 1/4, margin = 1e-9 * (1 + 2) = 3e-9.
-    worst = pairwise_worst(_rows([0.75, 0.25]), _rows([0.25, 0.75]), epsilon=LN2)
-    assert verdict(worst, epsilon=LN2, delta=0.25 + 4e-9) is True
-    assert verdict(worst, epsilon=LN2, delta=0.25 - 4e-9) is False
-    assert verdict(worst, epsilon=LN2, delta=0.25) is None
-    assert verdict(worst, epsilon=LN2, delta=0.25 + 2e-9) is None
-    assert verdict(worst, epsilon=LN2, delta=0.25 - 2e-9) is None
+def test_delta_verdict_around_the_rounding_band():
+    # RR 3/4 at eps = ln 2: delta* = 3/4 - 2/4 = 1/4; admissible values 1/4 +- 1.25 rho (~1.5e-10).
+    rr = ([0.75, 0.25], [0.25, 0.75])
+    assert _decide(*rr, epsilon=LN2, delta=0.25 + 4e-9).verdict is Verdict.HOLDS
+    assert _decide(*rr, epsilon=LN2, delta=0.25 - 4e-9).verdict is Verdict.VIOLATED
+    assert _decide(*rr, epsilon=LN2, delta=0.25).verdict is Verdict.HOLDS_WITHIN_ROUNDING
+    assert _decide(*rr, epsilon=LN2, delta=0.25 + 1e-10).verdict is Verdict.HOLDS_WITHIN_ROUNDING
+    assert _decide(*rr, epsilon=LN2, delta=0.25 - 1e-10).verdict is Verdict.HOLDS_WITHIN_ROUNDING
 
 
 def test_delta_verdict_ignores_infinite_pure_loss():
     # P = (1, 0) vs Q = (1/2, 1/2): eps* = inf, but delta(ln 2) = 1/2, so (ln 2, 0.6) holds and
     # (ln 2, 0.4) does not.
-    worst = pairwise_worst(_rows([1.0, 0.0]), _rows([0.5, 0.5]), epsilon=LN2)
-    assert verdict(worst, epsilon=LN2, delta=0.6) is True
-    assert verdict(worst, epsilon=LN2, delta=0.4) is False
+    assert _decide([1.0, 0.0], [0.5, 0.5], epsilon=LN2, delta=0.6).verdict is Verdict.HOLDS
+    assert _decide([1.0, 0.0], [0.5, 0.5], epsilon=LN2, delta=0.4).verdict is Verdict.VIOLATED
 
 
-def test_verdict_never_true_for_a_violated_claim_on_rr():
+def test_verdict_never_holds_for_a_violated_claim_on_rr():
     # A checker that says private wrongly is worse than none: RR 3/4 is not (1.0, 0)-DP.
-    worst = pairwise_worst(_rows([0.75, 0.25]), _rows([0.25, 0.75]), epsilon=1.0)
-    assert verdict(worst, epsilon=1.0, delta=0) is False
+    rr = ([0.75, 0.25], [0.25, 0.75])
+    assert _decide(*rr, epsilon=1.0).verdict is Verdict.VIOLATED
     # delta(1.0) = 3/4 - e * 1/4 = 0.0704295428852...; a delta of 0.07 is violated, 0.071 holds.
-    assert worst.delta_star == pytest.approx(0.75 - math.e / 4, rel=1e-14)
-    assert verdict(worst, epsilon=1.0, delta=0.07) is False
-    assert verdict(worst, epsilon=1.0, delta=0.071) is True
+    decision = _decide(*rr, epsilon=1.0, delta=0.07)
+    assert decision.delta_star == pytest.approx(0.75 - math.e / 4, rel=1e-14)
+    assert decision.verdict is Verdict.VIOLATED
+    assert decision.witness.p == 0.75 and decision.witness.q == 0.25
+    assert _decide(*rr, epsilon=1.0, delta=0.071).verdict is Verdict.HOLDS
+
+
+def test_parts_combine_worst_state_first():
+    rr = ([0.75, 0.25], [0.25, 0.75])
+    parts = [("a", _decide(*rr, epsilon=LN3 + 1e-6)), ("b", _decide(*rr, epsilon=LN3)),
+             ("c", _decide(*rr, epsilon=1.0))]
+    combined = decide_parts(parts)
+    assert combined.verdict is Verdict.VIOLATED and combined.witness_part == "c"
+    assert combined.witness_text(lambda part: f"part {part}").startswith("part c\n")
+    within = decide_parts(parts[:2])
+    assert within.verdict is Verdict.HOLDS_WITHIN_ROUNDING and within.holds and within.witness_part == "b"
+    assert decide_parts(parts[:1]).verdict is Verdict.HOLDS
+
+
+def test_witness_must_be_a_neighbour_pair():
+    # The engine checks every witness with the relation's predicate: a wrong pair is an internal
+    # error raised loudly, never a verdict.
+    with pytest.raises(AssertionError, match="not a neighbour pair"):
+        decide_rows(_rows([1.0, 0.0], [0.0, 1.0]), np.array([0]), np.array([1]), epsilon=1.0,
+                    label=lambda row: ("a", "b") if row == 0 else ("c", "d"), is_neighbor=multiset_neighbors)
+
+
+def test_pair_count_is_checked():
+    with pytest.raises(AssertionError, match="3 expected"):
+        RowPairs(_rows([1.0], [1.0]), np.array([0, 0]), np.array([1, 1]), expected_pairs=3)
