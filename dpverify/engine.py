@@ -269,6 +269,30 @@ class RowPairs:
         return row if self.label is None else self.label(row)
 
 
+class _Candidates:
+    """Directed pairs near or over the claim, iterated worst first as ``(slack, i, j, pair)``."""
+
+    def __init__(self, slack: np.ndarray, first: np.ndarray, second: np.ndarray, pair: np.ndarray) -> None:
+        order = np.argsort(-slack, kind="stable")
+        self.slack, self.first, self.second, self.pair = slack[order], first[order], second[order], pair[order]
+
+    @classmethod
+    def empty(cls) -> "_Candidates":
+        nothing = np.zeros(0, dtype=np.int64)
+        return cls(np.zeros(0), nothing, nothing, nothing)
+
+    def __len__(self) -> int:
+        return int(self.slack.size)
+
+    def __iter__(self):
+        for start in range(0, self.slack.size, 4096):
+            stop = start + 4096
+            yield from zip(
+                self.slack[start:stop].tolist(), self.first[start:stop].tolist(),
+                self.second[start:stop].tolist(), self.pair[start:stop].tolist(),
+            )
+
+
 @dataclass(frozen=True)
 class Sweep:
     """The float64 sweep of :func:`sweep` over all pairs at one epsilon.
@@ -290,7 +314,7 @@ class Sweep:
     delta_pair: int
     delta_forward: bool
     stability: float
-    candidates: list = field(default_factory=list)
+    candidates: Any = None
 
 
 def sweep(
@@ -316,7 +340,7 @@ def sweep(
     best_eps, eps_at, eps_forward = -math.inf, -1, True
     best_delta, delta_at, delta_forward = -math.inf, -1, True
     stability = 0.0
-    candidates: list[tuple[float, int, int]] = []
+    found: list[tuple[np.ndarray, ...]] = []
     for start in range(0, left.size, _CHUNK):
         li, ri = left[start : start + _CHUNK], right[start : start + _CHUNK]
         a, b = matrix[li], matrix[ri]
@@ -344,11 +368,10 @@ def sweep(
             if claim_delta is not None:
                 bound = claim_delta if pairs.pair_delta is None else pairs.pair_delta[start : start + li.size]
                 near = np.flatnonzero((values > bound - delta_margin) & (eps_rows > epsilon - epsilon_margin))
-                slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
-                candidates.extend(
-                    zip(slack.tolist(), first[near].tolist(), second[near].tolist(), (start + near).tolist())
-                )
-    candidates.sort(key=lambda c: -c[0])
+                if near.size:
+                    slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
+                    found.append((slack, first[near], second[near], start + near))
+    candidates = _Candidates(*(np.concatenate(parts) for parts in zip(*found))) if found else _Candidates.empty()
     return Sweep(
         max(best_eps, 0.0), eps_at, eps_forward, max(best_delta, 0.0), delta_at, delta_forward, stability, candidates
     )
