@@ -5,15 +5,15 @@ pair of datasets of size ``n`` over the record universe, computes each mechanism
 (the mechanism returns its distribution), and decides whether
 ``P(S) <= e^eps Q(S) + delta`` holds for every pair, both directions and every output set S.
 
-How the numbers are made sound: the sweep runs in float64 (vectorised over pairs). A pair whose
-float hockey-stick value is within ``margin = 1e-9 * (1 + e^eps)`` of delta, or above it, is
-re-decided by :func:`dpverify._certify.certify_pair` in interval arithmetic on the exact values the
-mechanism returned. ``holds`` is True only when every pair is either clear of the claim by more
-than the margin in float64 or certified; a violation's witness is certified. The float values of
-mechanisms' probabilities are taken as exact, unless the mechanism offers
-``exact_distribution(dataset)`` (exact sympy/Fraction values), which certification then uses; a
-mechanism computing in float64 by sums and products of positive terms carries a relative error far
-below the 1e-9 margin.
+How the numbers are made sound: every verdict comes from the one engine,
+:func:`dpverify.engine.decide` — a vectorised float64 sweep over all pairs, interval certification
+(mpmath, then sympy for exact ties) of every pair within the rounding margin of the claim, and an
+explicit state: HOLDS, HOLDS_WITHIN_ROUNDING, VIOLATED or UNDECIDED (see :mod:`dpverify.engine`
+for the float error model). Exact probabilities carry no error; float probabilities carry the
+mechanism's declared ``float_relative_error`` (default ``DEFAULT_FLOAT_ERROR``), unless the
+mechanism offers ``exact_distribution(dataset)``, whose exact values certification then uses.
+Every witness is checked to be a neighbour pair under the relation, and the enumerated pair count
+against the relation's own count.
 
 Structure: a plain callable is a black box (every ordered dataset, every neighbour). A mechanism
 declared exchangeable (``@dpverify.exchangeable`` or ``verify(..., exchangeable=True)``) is
@@ -39,7 +39,7 @@ from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, decide, float_error_of, sweep
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, check_enumeration_size, relation
-from dpverify.privacy_loss import check_delta, check_epsilon, exp_epsilon
+from dpverify.privacy_loss import check_delta, check_epsilon
 
 __all__ = [
     "verify",

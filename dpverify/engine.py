@@ -60,6 +60,7 @@ __all__ = [
     "Witness",
     "sweep",
     "decide",
+    "decide_pair",
     "DEFAULT_FLOAT_ERROR",
     "float_error_of",
 ]
@@ -459,6 +460,24 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
         verdict, result.epsilon_star, result.delta_star, witness, len(certificates), within, undecided, result,
         witness_rows,
     )
+
+
+def decide_pair(
+    p: Mapping, q: Mapping, epsilon: Any, delta: Any = 0.0, *, dataset: Any = "D", neighbor: Any = "D'",
+    float_error: float | None = None, is_neighbor: Callable[[Any, Any], bool] | None = None,
+) -> Decision:
+    """:func:`decide` on one pair of output distributions (both directions), e.g. a pair found by a
+    Hypothesis search. Exact values carry no error; floats carry ``float_error`` (default
+    :data:`DEFAULT_FLOAT_ERROR`)."""
+    outcomes = list(dict.fromkeys([*p, *q]))
+    matrix = np.array([[float(d.get(o, 0)) for o in outcomes] for d in (p, q)])
+    rho = DEFAULT_FLOAT_ERROR if float_error is None else check_float_error(float_error)
+    errors = [0.0 if getattr(d, "is_exact", False) else rho for d in (p, q)]
+    rows = RowPairs(
+        matrix, np.array([0]), np.array([1]), outcomes=outcomes, exact_row=(p, q).__getitem__, row_error=errors,
+        label=(dataset, neighbor).__getitem__, is_neighbor=is_neighbor, expected_pairs=1,
+    )
+    return decide(rows, epsilon, delta)
 
 
 def _key(distribution: Mapping) -> Any:
