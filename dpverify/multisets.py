@@ -88,6 +88,9 @@ class MultisetTable:
         members = np.stack([self.index(smaller.counts + eye[a]) for a in range(self.universe_size)], axis=1)
         a, b = np.triu_indices(self.universe_size, k=1)
         self._pairs = (members[:, a].ravel(), members[:, b].ravel())
+        expected = len(smaller) * math.comb(self.universe_size, 2)  # C(z+n-2, n-1) C(z, 2)
+        if self._pairs[0].size != expected:  # invariant: an independent count
+            raise AssertionError(f"{self._pairs[0].size} substitute pairs enumerated, {expected} expected")
         return self._pairs
 
 

@@ -166,7 +166,7 @@ def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
                 difference = first_logs - second_logs[:, others]
             worst_here = float(np.nanmax(difference, initial=0.0))
             c3b_eps = max(c3b_eps, worst_here)
-            if worst_here > LN_4E2 - 1e-9:  # otherwise p1 <= 4e^2 p2 everywhere: no excess
+            if worst_here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
                 excess = np.maximum(first - factor * second[:, others], 0).sum(axis=-1)
                 c3b_delta = max(c3b_delta, float(excess.max()))
     return {

@@ -150,7 +150,8 @@ def measure_stability(
         "gamma_star": gamma_star,
         "claimed_stability": claimed,
         "explicit_stability": parameters.explicit_stability,
-        "explicit_holds": gamma_star <= parameters.explicit_stability - 1e-9,
+        "explicit_holds": _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=0.0,
+                                              delta=float(parameters.explicit_stability)).holds,
         # sharper: the EM moves P[h(x) = y] by at most tanh(gamma_EM / 4) (P ∝ exp(-gamma_EM m_h / 2),
         # m_h moving by 1), and only the n'/n share of index sets containing the changed record
         # sees another H_T.
