@@ -47,6 +47,7 @@ import numpy as np
 
 from dpverify import analyze, verify
 from dpverify.domains import labeled_records
+from dpverify.engine import DEFAULT_FLOAT_ERROR, sweep
 from dpverify.neighbors import pair_count, relation
 from mechanisms.exponential import threshold_learner
 
@@ -113,9 +114,8 @@ def stage_costs(mechanism, records, n, t_verify: Timing, repeats):
     t_analyze, analysis = best_of(repeats, lambda: analyze(mechanism, records=records, n=n, exchangeable=False, max_pairs=BIG))
 
     def sweep_once():
-        analysis._epsilons = None  # the eps* sweep is cached on the Analysis: time it afresh
-        analysis.pair_deltas(EPSILON)
-        return analysis.pair_epsilons()
+        # The engine's sweep as verify runs it: eps*, hockey-stick values and candidate pairs.
+        return sweep(analysis.row_pairs(), EPSILON, claim_delta=0.0, error=DEFAULT_FLOAT_ERROR)
 
     t_sweep, _ = best_of(repeats, sweep_once)
     costs = {}

@@ -345,10 +345,10 @@ def sweep(
     for start in range(0, left.size, _CHUNK):
         li, ri = left[start : start + _CHUNK], right[start : start + _CHUNK]
         a, b = matrix[li], matrix[ri]
-        la, lb = logs[li], logs[ri]
         with np.errstate(invalid="ignore"):
-            forward = np.where(a > 0, la - lb, -np.inf).max(axis=1, initial=-np.inf)
-            backward = np.where(b > 0, lb - la, -np.inf).max(axis=1, initial=-np.inf) if pairs.symmetric else None
+            difference = logs[li] - logs[ri]  # +inf where P > 0 = Q, -inf where P = 0 < Q, nan where both 0
+        forward = np.fmax.reduce(difference, axis=1, initial=-np.inf)  # fmax/fmin skip the nans
+        backward = -np.fmin.reduce(difference, axis=1, initial=np.inf) if pairs.symmetric else None
         rows = forward if backward is None else np.maximum(forward, backward)
         i = int(np.argmax(rows)) if rows.size else 0
         if rows.size and rows[i] > best_eps:
@@ -361,8 +361,10 @@ def sweep(
         if pairs.symmetric:
             directions.append((b, a, backward, ri, li, False))
         for p, q, eps_rows, first, second, is_forward in directions:
-            scaled = np.multiply(factor, q, out=np.zeros_like(q), where=q > 0)
-            values = np.maximum(p - scaled, 0.0).sum(axis=1)
+            if math.isfinite(factor):
+                values = np.maximum(p - factor * q, 0.0).sum(axis=1)
+            else:  # e^eps overflowed: only outcomes with Q = 0 can exceed it
+                values = np.where(q > 0, 0.0, p).sum(axis=1)
             j = int(np.argmax(values)) if values.size else 0
             if values.size and values[j] > best_delta:
                 best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
