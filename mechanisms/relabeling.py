@@ -12,8 +12,12 @@ through its labels on ``T_X``, so the representative rule does not change A_Rela
 (That is true of the ``"agnostic"`` and ``"bns"`` scores; the ``"full_sample"`` score also reads
 h on W's points, so there the rule matters: :func:`relabel_tables` always uses ``first``.)
 
-Two baselines (C8) swap the score: ``"bns"`` (Beimel-Nissim-Stemmer 2015: ``err_T(h)``,
-``Delta = 1/|T|``, W discarded) and ``"full_sample"`` (``err_S(h)`` with ``Delta = 1/|W|``).
+Baselines (C8) swap the score: ``"bns"`` (Beimel-Nissim-Stemmer 2015: ``err_T(h)``,
+``Delta = 1/|T|``, W discarded, the exponential mechanism at the constant privacy
+:data:`BNS_PRIVACY` = 1 as 000 Sec. 3 describes it, not at eps), ``"full_sample"`` (``err_S(h)``
+with its own sensitivity ``Delta = 1/n``) and ``"full_sample_w"`` (``err_S(h)`` with the paper's
+``Delta = 1/|W|``, the exponent of A_Relabel: 000 Sec. 3 warns that its proof cannot handle this
+score, and the per-index-set proof step C3b fails for it from k = 14 on thresholds).
 
 Each mechanism comes as a literal *reference* (ordered datasets, all ``C(n, k)`` index sets) and,
 for A_Agnostic, a *fast* exchangeable form over count vectors with hypergeometric weights
@@ -47,7 +51,10 @@ __all__ = [
     "agnostic_table",
 ]
 
-SCORES = ("agnostic", "bns", "full_sample")
+SCORES = ("agnostic", "bns", "full_sample", "full_sample_w")
+
+#: The constant privacy of the BNS relabeling exponential mechanism (C8a).
+BNS_PRIVACY = 1.0
 
 
 def subsample_size(epsilon: float, n: int) -> int:
@@ -98,10 +105,11 @@ def relabel(
             dis = np.array([sum(C[h, x] != C[f, x] for x in points) for f in range(len(concept_class))]) / size_t
             exponent = -epsilon * size_w * float(np.min(dis + err_w)) / 2
         elif score == "bns":
-            exponent = -epsilon * size_t * (concept_class.mistakes(T)[h] / size_t) / 2
+            exponent = -BNS_PRIVACY * size_t * (concept_class.mistakes(T)[h] / size_t) / 2
         else:
             err_s = (concept_class.mistakes(T)[h] + concept_class.mistakes(W)[h]) / (size_t + size_w)
-            exponent = -epsilon * size_w * err_s / 2
+            scale = size_t + size_w if score == "full_sample" else size_w  # 1 / Delta
+            exponent = -epsilon * scale * err_s / 2
         relabeled = tuple((x, int(C[h, x])) for x in points)
         weights[relabeled] = weights.get(relabeled, 0.0) + math.exp(exponent)
     return Distribution.from_weights(weights)
@@ -213,11 +221,12 @@ def relabel_tables(
             logits = -epsilon * size_w * q / 2
         elif score == "bns":
             mistakes_t = t @ mistake  # (|C|,)
-            logits = np.broadcast_to(-epsilon * mistakes_t[reps] / 2, (len(w_table), len(reps)))
+            logits = np.broadcast_to(-BNS_PRIVACY * mistakes_t[reps] / 2, (len(w_table), len(reps)))
         else:
             mistakes_t = t @ mistake
             err_s = (mistakes_t[reps][None, :] + err_w[:, reps]) / n
-            logits = -epsilon * size_w * err_s / 2
+            scale = n if score == "full_sample" else size_w  # 1 / Delta
+            logits = -epsilon * scale * err_s / 2
         logits = logits - logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         relabel_probs = weights / weights.sum(axis=1, keepdims=True)

@@ -345,3 +345,33 @@ def test_mutant_no_subsampling_caught_at_n_64():
     assert m.claimed_epsilon == pytest.approx(math.log(math.exp(1 / 64) + 4 * E**2 / 63), rel=1e-14)
     assert m.epsilon_star == pytest.approx(math.log(1.5), rel=1e-12)
     assert m.holds is False
+
+
+# -- C8 baselines (issue 7, finding 5: corrected) -------------------------------------------------
+# Default instance: thresholds |X| = 3, n = 6, eps = 0.2, k = 2, exponential inner learner.
+# The fast tables equal the literal A_Agnostic for every score on every multiset
+# (tests/test_relabeling.py), so these figures are those of the literal algorithms.
+
+
+def test_c8a_bns_at_privacy_one_is_worse_than_c3():
+    c3 = measure_agnostic()
+    bns = measure_agnostic(score="bns")
+    assert c3.epsilon_star == pytest.approx(0.11617, abs=1e-5)
+    assert bns.epsilon_star == pytest.approx(0.13589, abs=1e-4)  # was 0.0773 with the EM at eps
+    assert bns.epsilon_star > c3.epsilon_star
+
+
+def test_c8b_full_sample_with_its_own_sensitivity_is_worse_than_c3():
+    full = measure_agnostic(score="full_sample")  # Delta = 1/n
+    assert full.epsilon_star == pytest.approx(0.1214, abs=1e-4)
+    assert full.epsilon_star > measure_agnostic().epsilon_star
+
+
+def test_c8b_full_sample_with_delta_one_over_w():
+    # Delta = 1/|W|: below C3 on the default thresholds instance, above it on intervals.
+    assert measure_agnostic(score="full_sample_w").epsilon_star == pytest.approx(0.1043, abs=1e-4)
+    c3 = measure_agnostic(concept="intervals")
+    baseline = measure_agnostic(concept="intervals", score="full_sample_w")
+    assert c3.epsilon_star == pytest.approx(0.0484, abs=1e-4)
+    assert baseline.epsilon_star == pytest.approx(0.0504, abs=1e-4)
+    assert baseline.epsilon_star > c3.epsilon_star

@@ -16,6 +16,7 @@ import pytest
 
 from dpverify.checker import analyze, verify
 from dpverify.domains import labeled_records, thresholds
+from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from mechanisms.audit_003 import (
     appendix_c_constants,
@@ -59,10 +60,10 @@ def test_cases_cover_c9_to_c12_with_a_caught_mutant_each():
             assert "query x = " in row.measurement.witness
 
 
-@pytest.mark.parametrize("index", range(15))
+@pytest.mark.parametrize("index", range(16))
 def test_every_row_as_expected(index):
     rows = _rows()
-    assert len(rows) == 15
+    assert len(rows) == 16  # 15 + the flipped consistent-phi mutant caught at eta = 1/2
     row = rows[index]
     assert row.as_expected, (row.case.mechanism, row.measurement)
     if not row.case.expect_violation and not row.case.measured_only:
@@ -238,3 +239,30 @@ def test_appendix_c_constants():
     # n' = 3, n = 12: 4e^6 * 3/9 = 537.9050579903135, ln(538.9050579903135) = 6.2895394106632905; + 3/4.
     assert appendix_c_constants(Fraction(1, 4), 12, 3) == pytest.approx(7.0395394106632905, rel=1e-14)
     assert appendix_c_constants(Fraction(1, 4), 3, 3) == math.inf  # no rest: vacuous
+
+
+# -- corrected findings (issue 7, finding 5) -------------------------------------------------------
+
+
+def test_flipped_consistent_phi_is_caught_at_eta_half_tiny_alpha():
+    # eta = 1/2, alpha = 1e-6 (n = 12, n' = 3, eps = 1/4): the claim ln(e^{eps'} + delta/alpha) with
+    # eps' = ln(1 + 4e^6 * 3/9) + 3/4 is 11.43; the flipped non-private phi reaches 11.76.
+    m = measure_appendix_c_flipped(concept="thresholds", domain_size=3, n=12, n_prime=3, eta=Fraction(1, 2),
+                                   epsilon=Fraction(1, 4), alpha=Fraction(1, 10**6), phi="mutant_consistent")
+    eps_prime = math.log1p(4 * math.exp(6) * 3 / 9) + 3 / 4
+    delta = m.details["additive_delta_max"]
+    assert m.claimed_epsilon == pytest.approx(math.log(math.exp(eps_prime) + delta * 10**6), rel=1e-12)
+    assert m.claimed_epsilon == pytest.approx(11.4301, abs=1e-4)
+    assert m.epsilon_star == pytest.approx(11.7586, abs=1e-4)
+    assert m.verdict is Verdict.VIOLATED and "query x = " in m.witness
+
+
+@pytest.mark.parametrize("gamma", [Fraction(1, 10), Fraction(1, 5), Fraction(1, 3)])
+def test_em_at_2gamma_stays_below_one_and_a_half_gamma(gamma):
+    # gamma* <= (1 - n'/n) tanh(gamma/2) + n'/n < tanh(gamma/2) + gamma <= 1.5 gamma < 3 gamma.
+    m = measure_stability(n=20, gamma=gamma, mutant="em_at_2gamma")
+    n_prime = math.floor(gamma * 20)
+    bound = (1 - n_prime / 20) * math.tanh(float(gamma) / 2) + n_prime / 20
+    assert m.details["em_tanh_bound"] == pytest.approx(bound, rel=1e-12)
+    assert m.epsilon_star <= bound
+    assert bound < math.tanh(float(gamma) / 2) + float(gamma) <= 1.5 * float(gamma) < 3 * float(gamma)

@@ -82,8 +82,8 @@ def test_relabel_bns_score_hand_instance():
     assert out[((0, 0),)] == pytest.approx(S_HALF / (1 + S_HALF), rel=1e-15)
 
 
-def test_relabel_full_sample_score_depends_on_the_representative():
-    # full_sample: err_S(h) over S = T∘W = ((0, 1), (1, 0)), Delta = 1/|W|: P ∝ exp(-|W| err_S / 2).
+def test_relabel_full_sample_w_score_depends_on_the_representative():
+    # full_sample_w: err_S(h) over S = T∘W = ((0, 1), (1, 0)), Delta = 1/|W|: P ∝ exp(-|W| err_S / 2).
     #   c0 = (1, 1): T right, W wrong -> err 1/2 -> e^{-1/4}
     #   c1 = (0, 1): T wrong, W wrong -> err 1   -> e^{-1/2}   ("first" representative of label 0)
     #   c2 = (0, 0): T wrong, W right -> err 1/2 -> e^{-1/4}   ("last" representative of label 0)
@@ -91,10 +91,29 @@ def test_relabel_full_sample_score_depends_on_the_representative():
     #   first: P(((0,1),)) = e^{-1/4} / (e^{-1/4} + e^{-1/2}) = 1 / (1 + e^{-1/4}) = 0.5621765008857981
     #   last:  P(((0,1),)) = 1/2
     cc = thresholds(2)
-    first = relabel(cc, 1.0, ((0, 1),), ((1, 0),), score="full_sample")
-    last = relabel(cc, 1.0, ((0, 1),), ((1, 0),), score="full_sample", representative="last")
+    first = relabel(cc, 1.0, ((0, 1),), ((1, 0),), score="full_sample_w")
+    last = relabel(cc, 1.0, ((0, 1),), ((1, 0),), score="full_sample_w", representative="last")
     assert first[((0, 1),)] == pytest.approx(1 / (1 + S_QUARTER), rel=1e-15)
     assert last[((0, 1),)] == pytest.approx(0.5, rel=1e-15)
+
+
+def test_relabel_full_sample_uses_its_own_sensitivity_one_over_n():
+    # full_sample: the same err_S(h), Delta = 1/n = 1/2: P ∝ exp(-eps n err_S / 2) = exp(-err_S):
+    #   c0: err 1/2 -> e^{-1/2}; c1: err 1 -> e^{-1}; c2: err 1/2 -> e^{-1/2}
+    #   first: P(((0,1),)) = e^{-1/2} / (e^{-1/2} + e^{-1}) = 1 / (1 + e^{-1/2}) = 0.6224593312018546
+    cc = thresholds(2)
+    first = relabel(cc, 1.0, ((0, 1),), ((1, 0),), score="full_sample")
+    last = relabel(cc, 1.0, ((0, 1),), ((1, 0),), score="full_sample", representative="last")
+    assert first[((0, 1),)] == pytest.approx(1 / (1 + S_HALF), rel=1e-15)
+    assert first[((0, 1),)] == pytest.approx(0.6224593312018546, rel=1e-15)
+    assert last[((0, 1),)] == pytest.approx(0.5, rel=1e-15)
+
+
+def test_relabel_bns_runs_at_privacy_one_whatever_eps():
+    # BNS as 000 Sec. 3 describes it: the relabeling EM at the constant privacy 1, not at eps:
+    # at eps = 0.2 still P ∝ exp(-mistakes_T / 2): 1 / (1 + e^{-1/2}) for the consistent labeling.
+    out = relabel(thresholds(2), 0.2, ((0, 1),), ((1, 0),), score="bns")
+    assert out[((0, 1),)] == pytest.approx(1 / (1 + S_HALF), rel=1e-15)
 
 
 def test_relabel_empty_W_is_uniform_over_labelings():
@@ -173,7 +192,7 @@ def test_agnostic_table_equals_reference_on_every_multiset(learner_name, score):
         records = table.records(row, tables.universe)
         orderings = [(records, "first"), (tuple(rng.sample(records, n)), "first")]
         # The representative rule cannot change A_Agnostic for the agnostic and bns scores.
-        orderings.append((tuple(reversed(records)), "first" if score == "full_sample" else "last"))
+        orderings.append((tuple(reversed(records)), "first" if score.startswith("full_sample") else "last"))
         for ordered, rule in orderings:
             reference = agnostic_reference(cc, eps, ordered, learner, score=score, representative=rule)
             assert set(reference) <= set(range(len(cc)))
