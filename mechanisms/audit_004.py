@@ -372,9 +372,9 @@ def cases() -> list[AuditCase]:
     row("C15", "mutant_private_compare_half_noise", measure_private_compare,
         {"concept": "thresholds", "domain_size": 2, "m": 2, "n": 2, "epsilon": 1, "alpha": 1},
         "PrivateCompare with Laplace scale 1/(2 eps' n): eps* = 2 eps'.")
-    row("C15", "mutant_user_level_without_half", measure_user_level, c15,
-        "EM without its 1/2: its part doubles but stays inside the composition's slack here "
-        "(measured, not caught at this size).", measured_only=True)
+    row("C15", "mutant_user_level_without_half", measure_user_level, {**c15, "n": 3, "epsilon": 4},
+        "EM without its 1/2: at the default size (n = 2, eps = 1) its part doubles but stays inside the "
+        "composition's slack (0.8945 <= 1); at n = 3, eps = 4 it is caught: eps* 4.101 > 4 (the parent: 2.933).")
 
     c16 = {"N": 3, "m": 2, "n": 2, "epsilon": 1, "T": 1, "t": 0}
     row("C16", "private_threshold", measure_private_threshold, c16,
@@ -389,9 +389,9 @@ def cases() -> list[AuditCase]:
         "eps' = eps/T: the four eps'-steps of a round not composed (up to 4 eps).")
     row("C16", "mutant_threshold_scale_inverted", measure_private_threshold, c16,
         "Laplace scale eps'/n instead of 1/(n eps') (16 times too little noise here).")
-    row("C16", "mutant_threshold_half_noise", measure_private_threshold, c16,
-        "Laplace scale halved: the three values spend 6 eps' instead of 3 eps'; within the slack here "
-        "(measured, not caught at this size).", measured_only=True)
+    row("C16", "mutant_threshold_half_noise", measure_private_threshold, {**c16, "epsilon": 16},
+        "Laplace scale halved: the three values spend 6 eps' instead of 3 eps'. Within the composition's "
+        "slack at eps = 1 (0.7217 <= 1); caught at eps = 16: eps* 16.74 > 16 (the parent: 9.340).")
     row("C16", "mutant_private_median_without_half", measure_private_median,
         {"N": 3, "m": 2, "n": 2, "epsilon": Fraction(1, 4)},
         "PrivateMedian's EM without its 1/2: up to 2 eps'.")

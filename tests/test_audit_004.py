@@ -3,12 +3,14 @@ bad input; larger instances behind the ``slow`` marker."""
 
 from __future__ import annotations
 
+import ast
 import time
 from fractions import Fraction
 
 import pytest
 
 from dpverify.audit import run_audit
+from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from mechanisms import audit_004
 from mechanisms.audit_004 import (
@@ -71,7 +73,10 @@ def test_measured_values(rows):
     assert _row(result, "C15", "mutant_private_compare_half_noise").measurement.epsilon_star == pytest.approx(0.25, abs=1e-12)
     assert _row(result, "C16", "private_threshold", T=1, N=3).measurement.epsilon_star == pytest.approx(0.3863, abs=1e-4)
     assert _row(result, "C16", "mutant_threshold_without_composition").measurement.epsilon_star == pytest.approx(1.801, abs=1e-3)
-    assert _row(result, "C16", "mutant_threshold_half_noise").measurement.epsilon_star == pytest.approx(0.7217, abs=1e-4)
+    # The half-noise mutant is within the slack at eps = 1 (0.7217); its row runs at eps = 16.
+    at_one = measure_private_threshold(N=3, m=2, n=2, epsilon=1, T=1, t=0, variant="mutant_threshold_half_noise")
+    assert at_one.epsilon_star == pytest.approx(0.7217, abs=1e-4) and at_one.verdict is Verdict.HOLDS
+    assert _row(result, "C16", "mutant_threshold_half_noise").measurement.epsilon_star == pytest.approx(16.7369, abs=1e-4)
 
 
 def test_claim_measurements_map():
@@ -135,3 +140,27 @@ def test_module_documents_every_variant():
     for name in (audit_004.ITEM_LEVEL_VARIANTS + audit_004.USER_LEVEL_VARIANTS + audit_004.COMPARE_VARIANTS
                  + audit_004.THRESHOLD_VARIANTS):
         assert f'"{name}"' in doc, name
+
+
+# -- mutants caught at larger instances (issue 7, finding 5) ----------------------------------------
+
+
+def test_user_level_without_half_is_caught_at_three_users_eps_four():
+    # The parent holds with room (eps* 2.933 <= 4); the EM without its 1/2 exceeds the claim.
+    parent = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=2, n=3, epsilon=4, alpha=1)
+    mutant = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=2, n=3, epsilon=4, alpha=1,
+                                variant="mutant_user_level_without_half")
+    assert parent.verdict is Verdict.HOLDS and parent.epsilon_star == pytest.approx(2.9325, abs=1e-4)
+    assert mutant.verdict is Verdict.VIOLATED and mutant.epsilon_star == pytest.approx(4.1013, abs=1e-4)
+    assert mutant.witness.startswith("D  = ")
+
+
+def test_threshold_half_noise_is_caught_at_eps_sixteen():
+    parent = measure_private_threshold(N=3, m=2, n=2, epsilon=16, T=1, t=0)
+    mutant = measure_private_threshold(N=3, m=2, n=2, epsilon=16, T=1, t=0, variant="mutant_threshold_half_noise")
+    assert parent.verdict is Verdict.HOLDS and parent.epsilon_star == pytest.approx(9.3401, abs=1e-4)
+    assert mutant.verdict is Verdict.VIOLATED and mutant.epsilon_star == pytest.approx(16.7369, abs=1e-4)
+    # The witness is a user-level neighbour pair: the first user's block is the same on both sides.
+    lines = dict(line.split(" = ", 1) for line in mutant.witness.splitlines() if " = " in line)
+    first, second = ast.literal_eval(lines["D "]), ast.literal_eval(lines["D'"])
+    assert len(first) == len(second) == 2 and len(set(first) & set(second)) == 1
