@@ -164,3 +164,27 @@ def test_threshold_half_noise_is_caught_at_eps_sixteen():
     lines = dict(line.split(" = ", 1) for line in mutant.witness.splitlines() if " = " in line)
     first, second = ast.literal_eval(lines["D "]), ast.literal_eval(lines["D'"])
     assert len(first) == len(second) == 2 and len(set(first) & set(second)) == 1
+
+
+def test_rows_under_the_papers_add_remove_relation(rows):
+    result, _ = rows
+    # 004 Sec. 2: neighbours add or remove one user. Values measured on the reference run; each is
+    # below its replace-one value (one user's block is half of a replacement).
+    expected = {
+        ("C14", "item_level_learner"): (0.2809, 0.4564),
+        ("C15", "user_level_learner"): (0.4897, 0.6897),
+        ("C16", "private_threshold"): (0.2175, 0.3863),
+        ("C16", "private_median"): (0.0979, 0.1626),
+    }
+    for (claim, mechanism), (add_remove, replace_one) in expected.items():
+        row = _row(result, claim, mechanism, neighbors="add_remove")
+        assert row.measurement.details["neighbors"] == "add_remove"
+        assert row.measurement.epsilon_star == pytest.approx(add_remove, abs=1e-4)
+        assert row.measurement.verdict is Verdict.HOLDS
+        assert add_remove < replace_one
+    caught = _row(result, "C16", "mutant_threshold_scale_inverted", neighbors="add_remove").measurement
+    assert caught.verdict is Verdict.VIOLATED and caught.epsilon_star == pytest.approx(3.6583, abs=1e-4)
+    # The witness pair differs by one user: one dataset has n = 2 users, the other 1.
+    lines = dict(line.split(" = ", 1) for line in caught.witness.splitlines() if " = " in line)
+    sizes = sorted(len(ast.literal_eval(lines[key])) for key in ("D ", "D'"))
+    assert sizes == [1, 2]
