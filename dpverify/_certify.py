@@ -180,13 +180,13 @@ def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_err
                 if (pv - qv).a > 0:
                     nominal.append(o)
             if upper.b <= bound.a:
-                return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), float(-(bound.b)))
+                return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), _low(-bound.b))
             if lower.a > bound.b:
-                return PairCertificate(False, frozenset(violated), *_masses(p, q, violated), float(lower.a - bound.b))
+                return PairCertificate(False, frozenset(violated), *_masses(p, q, violated), _low(lower.a - bound.b))
             if lower_hi.b <= bound.a:
                 # Not violated beyond rounding, and (upper.b > delta) not proved beyond it either.
-                return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), float(lower.a - bound.b), True)
-        return PairCertificate(None, frozenset(violated), *_masses(p, q, violated), float(lower.a - bound.b))
+                return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), _low(lower.a - bound.b), True)
+        return PairCertificate(None, frozenset(violated), *_masses(p, q, violated), _low(lower.a - bound.b))
     finally:
         mpmath.iv.prec = old_precision
 
@@ -217,9 +217,9 @@ def _certify_exact(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon
                 else:
                     straddling.append(o)
             if upper.b <= bound.a:
-                return PairCertificate(True, frozenset(positive), *_masses(p, q, positive), float(lower.a - bound.b))
+                return PairCertificate(True, frozenset(positive), *_masses(p, q, positive), _low(lower.a - bound.b))
             if lower.a > bound.b:
-                return PairCertificate(False, frozenset(positive), *_masses(p, q, positive), float(lower.a - bound.b))
+                return PairCertificate(False, frozenset(positive), *_masses(p, q, positive), _low(lower.a - bound.b))
             if bits == _PRECISIONS[-1] or straddling:
                 for o in straddling:
                     if o not in proved_zero and _is_exactly_zero(p[o], q.get(o, 0), epsilon):
@@ -227,15 +227,27 @@ def _certify_exact(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon
         undecided_terms = [o for o in straddling if o not in proved_zero]
         if not undecided_terms and _sum_is_exactly_delta(p, q, positive, epsilon, delta):
             return PairCertificate(True, frozenset(positive), *_masses(p, q, positive), 0.0)
-        return PairCertificate(None, frozenset(positive), *_masses(p, q, positive), float(lower.a - bound.b))
+        return PairCertificate(None, frozenset(positive), *_masses(p, q, positive), _low(lower.a - bound.b))
     finally:
         mpmath.iv.prec = old_precision
 
 
 def _masses(p: Mapping, q: Mapping, outcomes: list) -> tuple[Any, Any]:
-    if not outcomes:
-        return 0, 0
-    p_mass = sum((p[o] for o in outcomes[1:]), p[outcomes[0]])
-    q_values = [q.get(o, 0) for o in outcomes]
-    q_mass = sum(q_values[1:], q_values[0])
-    return p_mass, q_mass
+    """``P(S)`` and ``Q(S)`` summed exactly: a float result only when the exact sum is that float."""
+    return _exact_sum([p[o] for o in outcomes]), _exact_sum([q.get(o, 0) for o in outcomes])
+
+
+def _exact_sum(values: list) -> Any:
+    if not values:
+        return 0
+    if all(isinstance(v, (int, float, Fraction)) and not isinstance(v, bool) for v in values):
+        total = sum((Fraction(v) for v in values), Fraction(0))
+        if all(isinstance(v, float) for v in values) and Fraction(float(total)) == total:
+            return float(total)
+        return total if total.denominator != 1 or not all(isinstance(v, int) for v in values) else int(total)
+    return sum(values[1:], values[0])
+
+
+def _low(value: Any) -> float:
+    """The lower end of an mpmath interval as a float (an interval difference is rarely a point)."""
+    return float(value.a) if hasattr(value, "a") else float(value)
