@@ -144,6 +144,10 @@ def seed000_cases() -> list[AuditCase]:
          "reaches 4.675 > ln 4e^2 = 3.386 (paper's score: 0.829; |X| = 2, n = 98, eps = 1/7, 140 s, not run here)."),
         ("C8b", "full_sample_w", intervals,
          "Score err_S(h), Delta = 1/|W|, intervals: eps* 0.0504, WORSE than C3's 0.0484 on the same instance."),
+        ("C8b", "full_sample_w", {**default, "domain_size": 2, "n": 48, "epsilon": Fraction(1, 3)},
+         "The paper's warning made visible: with err_S (Delta = 1/|W|) the proof step C3b fails at k = 16 — "
+         "the worst per-index-set ratio is 3.576 > ln 4e^2 = 3.386 (delta at ln 4e^2: 0.0303 > 4 e delta = 0), "
+         "while A_Relabel's own score stays at 0.983 on the same instance (eps*: 0.462 vs 0.523)."),
     )
     for label, score, parameters, description in baselines:
         cases.append(AuditCase(label, f"baseline_{score}", {**parameters, "score": score},

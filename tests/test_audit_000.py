@@ -375,3 +375,15 @@ def test_c8b_full_sample_with_delta_one_over_w():
     assert c3.epsilon_star == pytest.approx(0.0484, abs=1e-4)
     assert baseline.epsilon_star == pytest.approx(0.0504, abs=1e-4)
     assert baseline.epsilon_star > c3.epsilon_star
+
+
+@pytest.mark.slow
+def test_c8b_proof_step_c3b_fails_for_the_full_sample_score_at_k16():
+    # thresholds |X| = 2, n = 48, eps = 1/3, k = 16 (about 15 s each).
+    paper = measure_agnostic(concept="thresholds", domain_size=2, n=48, epsilon=Fraction(1, 3))
+    full = measure_agnostic(concept="thresholds", domain_size=2, n=48, epsilon=Fraction(1, 3), score="full_sample_w")
+    ln_4e2 = math.log(4 * math.e**2)  # 2 + 2 ln 2 = 3.386294361119891
+    assert paper.details["C3b_worst_epsilon"] == pytest.approx(0.983, abs=1e-3) and paper.details["C3b_worst_epsilon"] < ln_4e2
+    assert full.details["C3b_worst_epsilon"] == pytest.approx(3.576, abs=1e-3) and full.details["C3b_worst_epsilon"] > ln_4e2
+    assert full.details["C3b_worst_delta_at_ln4e2"] == pytest.approx(0.0303, abs=1e-4)
+    assert full.details["C3b_slack"] < 0  # 4 e delta - 0.0303 with delta = 0
