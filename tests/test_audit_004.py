@@ -145,6 +145,7 @@ def test_module_documents_every_variant():
 # -- mutants caught at larger instances (issue 7, finding 5) ----------------------------------------
 
 
+@pytest.mark.slow  # about 10 s; the mutant's row itself runs in the default audit-rows fixture
 def test_user_level_without_half_is_caught_at_three_users_eps_four():
     # The parent holds with room (eps* 2.933 <= 4); the EM without its 1/2 exceeds the claim.
     parent = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=2, n=3, epsilon=4, alpha=1)
