@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.engine import Decision, RowPairs, Verdict, decide, sweep
+from dpverify.engine import Decision, RowPairs, Sweep, Verdict, decide, sweep
 from dpverify.neighbors import RELATIONS
 
 __all__ = [
@@ -34,23 +34,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class PairwiseWorst:
-    """Worst case over a set of (ordered or unordered) pairs of probability rows (float sweep).
-
-    Attributes:
-        epsilon_star: max pure loss ``ln(P(o)/Q(o))`` (inf when P > 0 = Q).
-        epsilon_pair: index of the pair attaining it.
-        delta_star: max hockey-stick ``sum_o max(0, P - e^eps Q)`` at the queried epsilon.
-        delta_pair: index of the pair attaining it; ``delta_forward`` tells its direction.
-    """
-
-    epsilon_star: float
-    epsilon_pair: int
-    epsilon_forward: bool
-    delta_star: float
-    delta_pair: int
-    delta_forward: bool
+#: The float sweep's worst case over pairs (eps*, delta*, the pairs attaining them).
+PairwiseWorst = Sweep
 
 
 def log_rows(matrix: np.ndarray) -> np.ndarray:
@@ -72,11 +57,7 @@ def worst_over_pairs(
     """The engine's float sweep over index pairs into ``matrix`` (rows = distributions): a
     measurement, not a verdict (use :func:`decide_rows` for that)."""
     rows = RowPairs(matrix, left, right, symmetric=symmetric, _logs=logs)
-    found = sweep(rows, float(epsilon), with_delta=with_delta)
-    return PairwiseWorst(
-        found.epsilon_star, found.epsilon_pair, found.epsilon_forward,
-        found.delta_star, found.delta_pair, found.delta_forward,
-    )
+    return sweep(rows, float(epsilon), with_delta=with_delta)
 
 
 def pairwise_worst(left: np.ndarray, right: np.ndarray, *, epsilon: float, symmetric: bool = True) -> PairwiseWorst:

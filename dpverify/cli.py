@@ -1,7 +1,8 @@
 """Command line: ``dpverify check``, ``dpverify audit``, ``dpverify list``.
 
-Exit codes: 0 the claim holds (audit: every row as expected), 1 violated (the witness is printed),
-2 usage error (bad arguments, unknown callable, invalid input).
+Exit codes: 0 the claim holds — HOLDS or HOLDS_WITHIN_ROUNDING (audit: every row as expected) —,
+1 VIOLATED (the witness is printed) or UNDECIDED, 2 usage error (bad arguments, unknown callable,
+invalid input).
 """
 
 from __future__ import annotations
