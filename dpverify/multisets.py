@@ -66,12 +66,19 @@ class MultisetTable:
         counts = np.asarray(counts, dtype=np.int64)
         if counts.ndim != 2 or counts.shape[1] != self.universe_size:
             raise ValueError(f"expected count vectors of shape (m, {self.universe_size}), got {counts.shape}")
-        if counts.size and (counts.min() < 0 or np.any(counts.sum(axis=1) != self.n)):
-            raise ValueError(f"count vectors must be non-negative and sum to n={self.n}")
-        position = np.searchsorted(self._sorted_codes, self._codes(counts))
+        try:
+            codes = self._codes(counts)
+        except IndexError:  # a bar past the last slot: a total above n
+            codes = np.full(counts.shape[0], -1, dtype=np.int64)
+        position = np.minimum(np.searchsorted(self._sorted_codes, codes), len(self) - 1)
         rows = self._order[position]
-        if not np.array_equal(self.counts[rows], counts):  # invariant: the code is a bijection
-            raise AssertionError(f"multiset look-up returned other rows (z={self.universe_size}, n={self.n})")
+        # The code is a bijection on the table; a vector outside it (a negative count, a total other
+        # than n) lands on another row or none, which this comparison catches: never a silent alias.
+        if not np.array_equal(self.counts[rows], counts):
+            raise ValueError(
+                f"count vectors not in the table of multisets of size n={self.n} over "
+                f"{self.universe_size} records (each must be non-negative and sum to n={self.n})"
+            )
         return rows
 
     def records(self, row: int, universe: tuple) -> tuple:

@@ -231,7 +231,11 @@ def test_large_universe_codes_round_trip_and_pairs_are_neighbours(z, n):
 
 def test_index_rejects_vectors_outside_the_table():
     table = MultisetTable(3, 2)
-    with pytest.raises(ValueError, match="sum to n=2"):
-        table.index(np.array([[1, 1, 1]]))
-    with pytest.raises(ValueError, match="non-negative"):
-        table.index(np.array([[3, -1, 0]]))
+    with pytest.raises(ValueError, match="not in the table"):
+        table.index(np.array([[1, 1, 1]]))  # total 3, not 2
+    with pytest.raises(ValueError, match="not in the table"):
+        table.index(np.array([[3, -1, 0]]))  # a negative count
+    with pytest.raises(ValueError, match="not in the table"):
+        table.index(np.array([[0, 0, 1]]))  # total 1
+    with pytest.raises(ValueError, match="not in the table"):
+        table.index(np.array([[9, 0, 0]]))
