@@ -9,13 +9,16 @@ VIOLATED (here eps* = 0.5000000000000002, delta ~3e-17 at n = 4). The verdict st
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
+
+import numpy as np
 
 import pytest
 import sympy
 
-from dpverify import Verdict, verify
+from dpverify import Verdict, engine, verify
 from dpverify.engine import DEFAULT_FLOAT_ERROR
 
 
@@ -81,3 +84,37 @@ def test_declared_float_error_is_used_and_validated():
 
     with pytest.raises(InvalidArgument, match="float_error must be in"):
         verify(mechanism, records=(0, 1), n=4, epsilon=0.5, float_error=0.5)
+
+
+def rr_vector(dataset):
+    """Randomized response (3/4) on every record, the whole noisy vector released (float64)."""
+    out = {}
+    for bits in itertools.product((0, 1), repeat=len(dataset)):
+        p = 1.0
+        for b, x in zip(bits, dataset):
+            p *= 0.75 if b == x else 0.25
+        out[bits] = p
+    return out
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "n", "epsilon", "state"),
+    [
+        (rr_vector, 5, sympy.log(3), Verdict.HOLDS_WITHIN_ROUNDING),  # every pair tight at ln 3
+        (rr_vector, 4, sympy.log(3) - sympy.Rational(1, 10**6), Verdict.VIOLATED),
+        (rr_vector, 4, sympy.log(3) + sympy.Rational(1, 10**6), Verdict.HOLDS),
+        (clamped_geometric(0.5), 6, Fraction(1, 2), Verdict.HOLDS_WITHIN_ROUNDING),
+    ],
+)
+def test_float_fast_path_agrees_with_interval_certification(monkeypatch, mechanism, n, epsilon, state):
+    # The engine decides "surely within rounding" pairs in float with rigorous error bounds; with
+    # that shortcut switched off every candidate is certified in interval arithmetic. Same answer.
+    fast = verify(mechanism, records=(0, 1), n=n, epsilon=epsilon)
+    monkeypatch.setattr(engine, "_surely_within_rounding", lambda _p, candidates, *a: np.zeros(len(candidates), bool))
+    slow = verify(mechanism, records=(0, 1), n=n, epsilon=epsilon)
+    assert fast.verdict is slow.verdict is state
+    assert fast.within_rounding == slow.within_rounding
+    assert fast.certified_pairs <= slow.certified_pairs
+    if state is Verdict.HOLDS_WITHIN_ROUNDING:
+        assert fast.certified_pairs == 1 < slow.certified_pairs  # only the reported closest pair
+        assert fast.witness == slow.witness
