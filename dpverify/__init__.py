@@ -3,21 +3,33 @@
 The public surface is small: :func:`verify` decides a claim exhaustively and soundly,
 :func:`analyze` exposes the worst-case privacy loss, profile and stability of an instance, and
 :class:`Distribution` is what mechanisms return.
+
+``import dpverify`` is cheap: the public names are loaded on first use (PEP 562), so importing
+the package (as its pytest plugin does in every pytest session) pulls in neither numpy nor sympy
+nor mpmath. ``from dpverify import verify`` loads the checker (and numpy); sympy is imported only
+when an exact tie has to be proved or a sympy number is parsed.
 """
 
-from dpverify.checker import (
-    Analysis,
-    VerificationResult,
-    Verdict,
-    Witness,
-    analyze,
-    check_exchangeable,
-    exchangeable,
-    verify,
-)
-from dpverify.distribution import Distribution
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from dpverify.errors import DpverifyError, EnumerationTooLarge, InvalidArgument
-from dpverify.public_data import all_public_samples, verify_with_public_data
+
+if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (see __getattr__)
+    from dpverify.checker import (
+        Analysis,
+        VerificationResult,
+        Verdict,
+        Witness,
+        analyze,
+        check_exchangeable,
+        exchangeable,
+        verify,
+    )
+    from dpverify.distribution import Distribution
+    from dpverify.public_data import all_public_samples, verify_with_public_data
 
 __all__ = [
     "verify",
@@ -37,3 +49,39 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+#: public name -> the submodule that defines it (imported on first access).
+_LAZY = {
+    "verify": "checker",
+    "analyze": "checker",
+    "exchangeable": "checker",
+    "check_exchangeable": "checker",
+    "Analysis": "checker",
+    "VerificationResult": "checker",
+    "Witness": "checker",
+    "Verdict": "checker",
+    "Distribution": "distribution",
+    "verify_with_public_data": "public_data",
+    "all_public_samples": "public_data",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(f"dpverify.{module}"), name)
+        globals()[name] = value  # later look-ups skip __getattr__
+        return value
+    if not name.startswith("_"):
+        # ``import dpverify; dpverify.checker.verify`` kept working when the package imported its
+        # submodules eagerly; load a submodule on attribute access the same way.
+        try:
+            return importlib.import_module(f"dpverify.{name}")
+        except ModuleNotFoundError as error:
+            if error.name != f"dpverify.{name}":
+                raise
+    raise AttributeError(f"module 'dpverify' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -21,13 +21,18 @@ Otherwise the pair is *undecided*, which the checker reports as not holding (it 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import mpmath
-import sympy
+if TYPE_CHECKING:
+    import sympy
+
+# mpmath is imported by the functions that compute with it, sympy only where an exact tie must be
+# proved; a sympy (or mpmath) value can only exist once its library is imported, so sys.modules
+# recognises one without importing the library (``import dpverify`` stays cheap).
 
 __all__ = ["PairCertificate", "certify_pair", "to_interval", "effective_claim"]
 
@@ -44,13 +49,15 @@ def effective_claim(value: Any) -> Any:
     """
     if isinstance(value, float):
         return Fraction(value) * (1 + _TOLERANCE_FLOAT_CLAIM)
-    if isinstance(value, sympy.Basic) and value.is_Rational:
+    if _is_sympy(value) and value.is_Rational:
         return Fraction(int(value.p), int(value.q))
     return value
 
 
 def to_interval(value: Any, digits: int):
     """An mpmath interval (in the current ``mpmath.iv`` precision) containing ``value``."""
+    import mpmath
+
     iv = mpmath.iv
     if isinstance(value, bool):
         value = int(value)
@@ -62,9 +69,11 @@ def to_interval(value: Any, digits: int):
         return iv.mpf(value.numerator) / iv.mpf(value.denominator)
     if isinstance(value, mpmath.mpf):
         return iv.mpf(value)
-    if isinstance(value, sympy.Basic):
+    if _is_sympy(value):
         if value.is_Rational:
             return iv.mpf(int(value.p)) / iv.mpf(int(value.q))
+        import sympy  # already imported: value is a sympy number
+
         approx = sympy.N(value, digits)
         centre = iv.mpf(str(approx))
         radius = abs(centre) * iv.mpf(10) ** (5 - digits) + iv.mpf(10) ** (-3 * digits)
@@ -74,7 +83,15 @@ def to_interval(value: Any, digits: int):
     return iv.mpf(float(value))
 
 
+def _is_sympy(value: Any) -> bool:
+    """``isinstance(value, sympy.Basic)`` without importing sympy."""
+    sympy = sys.modules.get("sympy")
+    return sympy is not None and isinstance(value, sympy.Basic)
+
+
 def _to_sympy(value: Any) -> sympy.Expr:
+    import sympy
+
     if isinstance(value, float):
         return sympy.Rational(Fraction(value).numerator, Fraction(value).denominator)
     if isinstance(value, Fraction):
@@ -85,6 +102,8 @@ def _to_sympy(value: Any) -> sympy.Expr:
 def _sum_is_exactly_delta(
     p: Mapping, q: Mapping, outcomes: list, epsilon: Any, delta: Any
 ) -> bool:
+    import sympy
+
     try:
         factor = sympy.exp(_to_sympy(epsilon))
         terms = [_to_sympy(p[o]) - factor * _to_sympy(q.get(o, 0)) for o in outcomes]
@@ -94,6 +113,8 @@ def _sum_is_exactly_delta(
 
 
 def _is_exactly_zero(p: Any, q: Any, epsilon: Any) -> bool:
+    import sympy
+
     try:
         expr = _to_sympy(p) - sympy.exp(_to_sympy(epsilon)) * _to_sympy(q)
         return bool(sympy.simplify(expr) == 0)
@@ -150,6 +171,8 @@ def certify_pair(
 
 
 def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_error: float, q_error: float) -> PairCertificate:
+    import mpmath
+
     outcomes = list(p.keys())
     epsilon = effective_claim(epsilon)
     delta = effective_claim(delta)
@@ -192,6 +215,8 @@ def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_err
 
 
 def _certify_exact(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon: Any, delta: Any) -> PairCertificate:
+    import mpmath
+
     outcomes = list(p.keys())
     epsilon = effective_claim(epsilon)
     delta = effective_claim(delta)

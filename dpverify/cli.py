@@ -17,8 +17,7 @@ from fractions import Fraction
 from collections.abc import Sequence
 from typing import Any
 
-import sympy
-
+from dpverify import __version__
 from dpverify.errors import InvalidArgument
 
 __all__ = ["main"]
@@ -40,6 +39,8 @@ def _parse_number(text: str, name: str) -> Any:
             f"--{name} must be a number or an expression such as log(3) or 1/3 (names allowed: "
             f"{', '.join(sorted(_ALLOWED_NAMES))}), got {text!r}."
         )
+    import sympy  # only for exact expressions: the CLI starts without it
+
     try:
         value = sympy.sympify(text.replace("ln", "log"), rational=True)
     except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
@@ -186,6 +187,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dpverify", description="Exact verification of differential-privacy claims.")
+    parser.add_argument("--version", action="version", version=f"dpverify {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     check = sub.add_parser("check", help="verify one mechanism exhaustively (exit 0 holds, 1 violated, 2 usage)")

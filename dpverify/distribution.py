@@ -18,36 +18,48 @@ Outcomes with probability zero are dropped: the support is the key set.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from fractions import Fraction
 from numbers import Number
 from typing import Any
-
-import mpmath
-import sympy
 
 from dpverify.errors import InvalidArgument
 
 __all__ = ["Distribution", "FLOAT_SUM_TOLERANCE", "is_exact_number"]
 
 FLOAT_SUM_TOLERANCE = 1e-9
-_SYMPY_SUM_TOLERANCE = sympy.Rational(1, 10**50)
+_SYMPY_SUM_TOLERANCE_EXPONENT = 50  # a symbolic total may differ from 1 by at most 10**-50
+
+
+# sympy and mpmath are imported only where a sympy or mpmath value has to be handled: such a value
+# can only exist once its library is imported, so ``sys.modules`` recognises it without importing
+# the library (``import dpverify`` must stay cheap; see dpverify/__init__.py). ``_sympy_basic()`` is
+# ``sympy.Basic``, or ``()`` (which nothing is an instance of) while sympy is not imported; it is
+# spelt out inline where a Distribution checks each probability, to keep that loop fast.
+def _sympy_basic() -> Any:
+    return getattr(sys.modules.get("sympy"), "Basic", ())
 
 
 def is_exact_number(value: Any) -> bool:
     """True for ``int``, ``Fraction`` and sympy numbers (rational or symbolic); False for floats."""
     if isinstance(value, bool):
         return False
-    return isinstance(value, (int, Fraction, sympy.Basic))
+    return isinstance(value, (int, Fraction, getattr(sys.modules.get("sympy"), "Basic", ())))
 
 
 def _check_probability(outcome: Hashable, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, (Number, sympy.Basic, mpmath.mpf)):
+    basic = getattr(sys.modules.get("sympy"), "Basic", ())
+    if isinstance(value, bool) or not (
+        isinstance(value, (Number, basic)) or isinstance(value, getattr(sys.modules.get("mpmath"), "mpf", ()))
+    ):
         raise InvalidArgument(
             f"probability of outcome {outcome!r} must be a number (float, int, Fraction or sympy), "
             f"got {value!r} of type {type(value).__name__}."
         )
-    if isinstance(value, sympy.Basic):
+    if isinstance(value, basic):
+        import sympy
+
         if value.free_symbols:
             raise InvalidArgument(
                 f"probability of outcome {outcome!r} is symbolic ({value}); substitute numbers for "
@@ -87,7 +99,7 @@ def _check_probability(outcome: Hashable, value: Any) -> None:
 
 
 def _is_zero(value: Any) -> bool:
-    if isinstance(value, sympy.Basic):
+    if isinstance(value, getattr(sys.modules.get("sympy"), "Basic", ())):
         return value.is_zero is True
     return value == 0
 
@@ -97,12 +109,16 @@ def _check_total(probabilities: Mapping[Hashable, Any]) -> None:
     if not values:
         raise InvalidArgument("a distribution needs at least one outcome with positive probability.")
     if all(is_exact_number(v) for v in values):
-        if any(isinstance(v, sympy.Basic) for v in values):
+        basic = _sympy_basic()
+        if any(isinstance(v, basic) for v in values):
+            import sympy
+
             total = sum(values, sympy.Integer(0))
             if total.is_Rational:
                 ok = total == 1
             else:
-                ok = abs(sympy.N(total - 1, 60)) <= _SYMPY_SUM_TOLERANCE
+                tolerance = sympy.Rational(1, 10**_SYMPY_SUM_TOLERANCE_EXPONENT)
+                ok = abs(sympy.N(total - 1, 60)) <= tolerance
         else:
             total = sum(values, Fraction(0))
             ok = total == 1
@@ -183,8 +199,13 @@ class Distribution(Mapping):
             _check_probability(outcome, value)
         values = list(weights.values())
         if all(is_exact_number(v) for v in values):
-            symbolic = any(isinstance(v, sympy.Basic) for v in values)
-            total = sum(values, sympy.Integer(0) if symbolic else Fraction(0))
+            basic = _sympy_basic()
+            if any(isinstance(v, basic) for v in values):
+                import sympy
+
+                total = sum(values, sympy.Integer(0))
+            else:
+                total = sum(values, Fraction(0))
         else:
             total = math.fsum(float(v) for v in values)
         if total == 0:
