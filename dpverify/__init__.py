@@ -13,11 +13,13 @@ when an exact tie has to be proved or a sympy number is parsed.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 from dpverify.errors import DpverifyError, EnumerationTooLarge, InvalidArgument
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (see __getattr__)
+    from typing import Any
+
     from dpverify.checker import (
         Analysis,
         VerificationResult,

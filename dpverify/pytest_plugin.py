@@ -8,8 +8,14 @@
   baseline stored per name: a privacy loss that *worsens* beyond the baseline (+1e-9) fails the
   build; a missing baseline is written.
 * Hypothesis effort profiles ``dpverify-ci`` and ``dpverify-dev`` (for :mod:`dpverify.strategies`
-  and your own ``@given`` tests), selected with ``--dpverify-profile=ci|dev``. They are namespaced
-  so they do not replace Hypothesis's own built-in ``ci`` profile.
+  and your own ``@given`` tests), selected with ``--dpverify-profile=ci|dev`` (or
+  ``--hypothesis-profile=dpverify-ci``). They are namespaced so they do not replace Hypothesis's
+  own built-in ``ci`` profile. They are registered the moment Hypothesis is imported (by a
+  conftest, a test module or Hypothesis's own plugin), not before.
+
+The plugin loads in every pytest session of whoever installs dpverify, so importing it is cheap:
+numpy, sympy, mpmath, Hypothesis and the checker are imported only when a fixture, an
+:func:`assert_private` call or a Hypothesis profile needs them.
 
 Options (group "dpverify"): ``--dpverify-baseline-dir`` (default ``.dpverify-baselines``, relative
 to the rootdir), ``--dpverify-update-baselines`` (rewrite baselines with the measured values) and
@@ -28,28 +34,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import hypothesis
 import pytest
 
-__all__ = ["assert_private", "BaselineStore", "BaselineEntry", "PROFILES", "TOLERANCE"]
+from dpverify._hypothesis_profiles import PROFILES, register_profiles, register_profiles_on_import
+
+__all__ = ["assert_private", "BaselineStore", "BaselineEntry", "PROFILES", "TOLERANCE", "register_profiles"]
 
 #: How much a measured eps* (or delta) may exceed its baseline before the check fails.
 TOLERANCE = 1e-9
-#: ``--dpverify-profile`` value -> registered Hypothesis profile name.
-PROFILES = {"ci": "dpverify-ci", "dev": "dpverify-dev"}
 _FORMAT_VERSION = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
-hypothesis.settings.register_profile(
-    PROFILES["ci"],
-    max_examples=1000,
-    derandomize=True,  # the same examples on every CI run: a failure is reproducible
-    database=None,
-    deadline=None,  # exact distributions can take a while; time is not the property under test
-    print_blob=True,
-    suppress_health_check=[hypothesis.HealthCheck.too_slow],
-)
-hypothesis.settings.register_profile(PROFILES["dev"], max_examples=50, deadline=None)
+register_profiles_on_import()  # without importing Hypothesis (see dpverify._hypothesis_profiles)
 
 Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
 
@@ -301,6 +297,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 "--dpverify-profile and --hypothesis-profile both select a Hypothesis profile; "
                 f"pass one of them (e.g. --hypothesis-profile={PROFILES[profile]})."
             )
+        import hypothesis  # registers the profiles (register_profiles_on_import)
+
+        register_profiles()  # idempotent: covers a session where the import hook is gone
         config.stash[_PREVIOUS_PROFILE_KEY] = hypothesis.settings.get_current_profile_name()
         hypothesis.settings.load_profile(PROFILES[profile])
 
@@ -308,6 +307,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     previous = config.stash.get(_PREVIOUS_PROFILE_KEY, None)
     if previous is not None:
+        import hypothesis
+
         hypothesis.settings.load_profile(previous)
 
 
