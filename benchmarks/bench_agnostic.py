@@ -1,4 +1,4 @@
-"""Benchmark: the exhaustive C3 audit of A_Agnostic (000_d409ab0d7c2a9535.txt, Lemma 15).
+"""Benchmark: the exhaustive C3 audit of A_Agnostic (Li–Wang–Ye 2025, Lemma 15).
 
 Three parts (thresholds, exponential inner learner, replace-one neighbours, eps = 0.2):
 
@@ -44,7 +44,7 @@ import numpy as np
 from dpverify import analyze
 from dpverify.claims import pairwise_worst
 from dpverify.domains import concept_class, labeled_records
-from mechanisms.audit_000 import lemma15_constants, measure_agnostic
+from mechanisms.audits.realizable_to_agnostic import lemma15_constants, measure_agnostic
 from mechanisms.learners import learner as make_learner
 from mechanisms.relabeling import agnostic_reference, agnostic_table, relabel_tables, subsample_size
 
@@ -62,7 +62,7 @@ import json, resource, sys, time
 limit = int(sys.argv[5])  # address-space cap (bytes): fail with MemoryError rather than exhaust a shared machine
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 t0, c0 = time.perf_counter(), time.process_time()
-from mechanisms.audit_000 import measure_agnostic
+from mechanisms.audits.realizable_to_agnostic import measure_agnostic
 t1, c1 = time.perf_counter(), time.process_time()
 m = measure_agnostic(domain_size=int(sys.argv[1]), n=int(sys.argv[2]), epsilon=float(sys.argv[3]),
                      proof_steps=sys.argv[4] == "1")

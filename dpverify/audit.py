@@ -1,25 +1,47 @@
-"""Audit runner: every registered claim on its default instance, as a table of results.
+"""Audits: claims checked on instances, as rows of a table with an expectation each.
 
-An :class:`AuditCase` names a claim of ``CLAIMS.md`` (``"C1"``), the mechanism it is checked on,
-the instance parameters and a ``run`` function that measures the instance exactly and returns a
-:class:`Measurement`. Mutants (mechanism names starting with ``mutant_``) carry the claim of the
-mechanism they break and are *expected* to violate it; an audit passes when every row's verdict
-matches its expectation. Cases marked ``measured_only`` (findings such as C8's baselines) report
-numbers without an expectation.
+An :class:`AuditCase` is the one way to declare an audit row: the claim's id (any label the audit
+module chooses), the mechanism it is checked on, the instance parameters, a ``run`` function that
+measures the instance exactly and returns a :class:`Measurement`, and what the row expects
+(:class:`Expect`): the claim HOLDS, the mechanism is a mutant that must be VIOLATED (``parent``
+names its parent), or the row is MEASURED only (a finding, no verdict asserted). Rows that share a
+:class:`SweepSeries` form one table and plot in the report (an O(eps) claim as eps shrinks).
+
+Audits are found through the entry-point group ``dpverify.audits`` (:func:`load_audits`): each
+entry point names an audit module — any object with ``cases()`` returning audit cases and,
+optionally, ``CLAIMS``, a mapping from claim id to a measurement function taking instance keyword
+arguments (``dpverify claim``) — or a list of them. A package adds its own audits by declaring
+such an entry point; dpverify itself knows no claim.
 """
 
 from __future__ import annotations
 
+import enum
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dpverify.engine import Verdict
 
-__all__ = ["AuditCase", "Measurement", "AuditRow", "run_audit", "format_table"]
+__all__ = [
+    "AuditCase",
+    "Expect",
+    "SweepSeries",
+    "Measurement",
+    "AuditRow",
+    "run_audit",
+    "format_table",
+    "load_audits",
+    "audit_cases",
+    "claim_measurements",
+    "ENTRY_POINT_GROUP",
+]
+
+#: The entry-point group under which packages register audit modules.
+ENTRY_POINT_GROUP = "dpverify.audits"
 
 
 @dataclass(frozen=True)
@@ -62,37 +84,87 @@ class Measurement:
                            self.witness, self.details)
 
 
-_SHORT = {"concept_class": "class", "concept": "class", "domain_size": "X", "epsilon": "eps", "learner": "A", "learner_epsilon": "eps_A", "learner_delta": "delta_A"}
-_IMPLIED = {("representative", "first"), ("learner_epsilon", 1.0)}
+class Expect(enum.Enum):
+    """What an audit row expects of its verdict."""
+
+    HOLDS = "holds"  #: the verdict must pass (HOLDS or HOLDS_WITHIN_ROUNDING)
+    VIOLATED = "violated"  #: a mutant: the verdict must be VIOLATED, with a witness
+    MEASURED = "measured"  #: a finding: figures reported, no verdict asserted
+
+
+@dataclass(frozen=True)
+class SweepSeries:
+    """Rows sharing a series form one table and one plot in the report: the measured ratio
+    ``eps*/x`` and the claim's ``claimed/x`` against the swept parameter ``x``.
+
+    Attributes:
+        name: the series' title in the report.
+        variable: the parameter swept (read from the row's parameters).
+        columns: parameter or detail keys shown beside the ratios (details win on a clash).
+    """
+
+    name: str
+    variable: str = "epsilon"
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class AuditCase:
-    """One row of the audit: a claim checked on one instance."""
+    """One row of an audit: a claim checked on one instance.
+
+    Attributes:
+        claim: the claim's id in its audit module (``"C1"``, ``"BENCH"``).
+        mechanism: the name the row is reported under.
+        parameters: the instance (JSON-serialisable values; shown abbreviated in tables).
+        run: measures the instance exactly.
+        description: one or two sentences for the report.
+        expect: HOLDS (default), VIOLATED (a mutant; then ``parent`` names its parent) or
+            MEASURED (no verdict asserted).
+        parent: the mechanism a mutant breaks (the claim checked is the parent's).
+        sweep: the report series this row belongs to, if any.
+        shown: the instance as tables show it (default: ``key=value`` for every parameter, floats
+            to 4 digits); :func:`audit_cases` fills it from the audit's ``instance(parameters)``.
+    """
 
     claim: str
     mechanism: str
-    parameters: dict[str, Any]
+    parameters: Mapping[str, Any]
     run: Callable[[], Measurement]
     description: str = ""
-    measured_only: bool = False
+    expect: Expect = Expect.HOLDS
+    parent: str | None = None
+    sweep: SweepSeries | None = None
+    shown: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.expect, Expect):
+            raise TypeError(f"AuditCase.expect must be an Expect, got {self.expect!r}")
+        if self.parent is not None and self.expect is Expect.HOLDS:
+            raise ValueError(
+                f"audit row {self.claim}/{self.mechanism} names parent={self.parent!r} but expects "
+                f"the claim to hold; a mutant expects Expect.VIOLATED (or Expect.MEASURED)."
+            )
+        if self.expect is Expect.VIOLATED and self.parent is None:
+            raise ValueError(
+                f"audit row {self.claim}/{self.mechanism} expects a violation: name the parent it breaks "
+                f"with parent=..."
+            )
 
     @property
     def expect_violation(self) -> bool:
-        return self.mechanism.startswith("mutant_")
+        return self.expect is Expect.VIOLATED
+
+    @property
+    def measured_only(self) -> bool:
+        return self.expect is Expect.MEASURED
 
     @property
     def instance(self) -> str:
-        """The parameters in short form for tables (floats to 4 digits, common keys abbreviated,
-        defaults such as representative=first and learner_epsilon=1.0 left out)."""
-        parts = []
-        for key, value in self.parameters.items():
-            if (key, value) in _IMPLIED:
-                continue
-            if isinstance(value, float):
-                value = f"{value:.4g}"
-            parts.append(f"{_SHORT.get(key, key)}={value}")
-        return ", ".join(parts)
+        """The instance as tables show it: ``shown``, else ``key=value`` pairs (floats to 4 digits)."""
+        if self.shown is not None:
+            return self.shown
+        return ", ".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
+                         for key, value in self.parameters.items())
 
 
 #: How each state reads in tables (the JSON carries the state's name in "verdict").
@@ -227,3 +299,50 @@ def format_table(rows: Sequence[AuditRow]) -> str:
 
 def stderr_progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
+
+
+def load_audits() -> list[Any]:
+    """Every audit registered under the entry-point group ``dpverify.audits``, in order: the entry
+    point named ``dpverify`` first (the audits shipped with the project), the others by name. An
+    entry point's object is an audit (``cases()``, optional ``CLAIMS``) or a list of audits."""
+    from importlib.metadata import entry_points
+
+    found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name != "dpverify", e.name))
+    audits: list[Any] = []
+    for entry in found:
+        target = entry.load()
+        for audit in target if isinstance(target, (list, tuple)) else [target]:
+            if not callable(getattr(audit, "cases", None)):
+                raise TypeError(
+                    f"entry point {entry.name} = {entry.value} in group {ENTRY_POINT_GROUP!r} must name an "
+                    f"object with a cases() function (or a list of them), got {audit!r}"
+                )
+            audits.append(audit)
+    return audits
+
+
+def audit_cases(audits: Iterable[Any] | None = None) -> list[AuditCase]:
+    """Every case of every audit (``load_audits()`` by default), in report order. An audit with an
+    ``instance(parameters) -> str`` function decides how its rows' instances are shown."""
+    cases: list[AuditCase] = []
+    for audit in load_audits() if audits is None else audits:
+        show = getattr(audit, "instance", None)
+        for case in audit.cases():
+            if not isinstance(case, AuditCase):
+                raise TypeError(f"{audit!r}.cases() must return AuditCase rows, got {case!r}")
+            if show is not None and case.shown is None:
+                case = replace(case, shown=show(case.parameters))
+            cases.append(case)
+    return cases
+
+
+def claim_measurements(audits: Iterable[Any] | None = None) -> dict[str, Callable[..., Measurement]]:
+    """Claim id -> measurement function taking instance keyword arguments, over every audit's
+    ``CLAIMS`` (``dpverify claim``). Two audits claiming one id is an error."""
+    merged: dict[str, Callable[..., Measurement]] = {}
+    for audit in load_audits() if audits is None else audits:
+        for claim, measure in getattr(audit, "CLAIMS", {}).items():
+            if claim in merged and merged[claim] is not measure:
+                raise ValueError(f"claim {claim!r} is measured by two audits ({merged[claim]!r} and {measure!r})")
+            merged[claim] = measure
+    return merged

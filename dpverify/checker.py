@@ -191,14 +191,14 @@ EXHAUSTIVE_SYMMETRY_LIMIT = 20_000
 
 
 def check_exchangeable(
-    mechanism: Mechanism, records: Sequence[Hashable], n: int, *, samples: int = 100, seed: int = 0
+    mechanism: Mechanism, records: Sequence[Hashable], n: int, *, samples: int = 100, random_state: int = 0
 ) -> SymmetryViolation | None:
     """Test a declared exchangeability; return a counterexample or None.
 
     When ``len(records) ** n <= EXHAUSTIVE_SYMMETRY_LIMIT`` every ordered dataset is compared with
     its sorted form (a proof); otherwise ``samples`` random datasets, each under a random
     permutation and a swap of its first two entries (a property test, not a proof: see
-    ``VerificationResult.exchangeability``).
+    ``VerificationResult.exchangeability``); ``random_state`` fixes the sample (runs repeat).
     """
     if len(records) ** n <= EXHAUSTIVE_SYMMETRY_LIMIT:
         position = {r: i for i, r in enumerate(records)}
@@ -211,7 +211,7 @@ def check_exchangeable(
             elif not _distributions_close(reference[key], dist):
                 return SymmetryViolation(key, dataset, reference[key], dist)
         return None
-    rng = random.Random(seed)
+    rng = random.Random(random_state)
     for _ in range(samples):
         dataset = tuple(rng.choice(records) for _ in range(n))
         permutations = [tuple(rng.sample(dataset, n))]

@@ -1,4 +1,6 @@
-"""Command line: ``dpverify check``, ``dpverify audit``, ``dpverify list``.
+"""Command line: ``dpverify check``, ``dpverify audit``, ``dpverify claim``, ``dpverify list``.
+
+The audits and claims come from the entry-point group ``dpverify.audits`` (:mod:`dpverify.audit`).
 
 Exit codes: 0 the claim holds — HOLDS or HOLDS_WITHIN_ROUNDING (audit: every row as expected) —,
 1 VIOLATED (the witness is printed) or UNDECIDED, 2 usage error (bad arguments, unknown callable,
@@ -120,9 +122,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from dpverify.audit import format_table, run_audit, stderr_progress
+    from dpverify.audit import audit_cases, format_table, run_audit, stderr_progress
     from dpverify.report import audit_document, write_reports
-    from mechanisms.registry import audit_cases
 
     cases = audit_cases()
     if args.claim:
@@ -146,8 +147,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _claim(args: argparse.Namespace) -> int:
-    from dpverify.audit import AuditCase, format_table, run_audit
-    from mechanisms.registry import claim_measurements
+    from dpverify.audit import AuditCase, Expect, claim_measurements, format_table, run_audit
 
     measurements = claim_measurements()
     measure = measurements.get(args.claim_id.upper())
@@ -163,7 +163,7 @@ def _claim(args: argparse.Namespace) -> int:
         parameters["outside_preconditions"] = True
     try:
         run = lambda: measure(**parameters)  # noqa: E731
-        rows = run_audit([AuditCase(args.claim_id.upper(), "user instance", parameters, run)])
+        rows = run_audit([AuditCase(args.claim_id.upper(), "user instance", parameters, run, expect=Expect.HOLDS)])
     except TypeError as error:
         raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
     except InvalidArgument as error:
@@ -178,7 +178,7 @@ def _claim(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from mechanisms.registry import audit_cases
+    from dpverify.audit import audit_cases
 
     for case in audit_cases():
         print(f"{case.claim:6} {case.mechanism:40} {case.instance}")
@@ -206,12 +206,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit = sub.add_parser("audit", help="audit every claim on its default instance")
     audit.add_argument("--format", choices=("table", "json"), default="table")
     audit.add_argument("--output", help="directory for audit.json and audit.md (e.g. reports)")
-    audit.add_argument("--claim", action="append", help="only this claim id (repeatable), e.g. C3")
+    audit.add_argument("--claim", action="append", help="only this claim id (repeatable); see `dpverify list`")
     audit.add_argument("--quiet", action="store_true", help="no progress lines")
     audit.set_defaults(handler=_audit)
 
-    claim = sub.add_parser("claim", help="check one claim of CLAIMS.md on an instance of your choice")
-    claim.add_argument("claim_id", help="C2 ... C7")
+    claim = sub.add_parser("claim", help="check one registered claim on an instance of your choice")
+    claim.add_argument("claim_id", help="a claim id with a measurement (an unknown id lists them)")
     claim.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2")
     claim.add_argument("--outside-preconditions", action="store_true",

@@ -202,7 +202,7 @@ class RowPairs:
         is_neighbor: ``(label_a, label_b) -> bool``; when given, every witness is checked with it
             (a witness that is not a neighbour pair is an internal error, raised loudly).
         expected_pairs: when given, ``len(left)`` must equal it (an independent count).
-        pair_delta: a claimed delta per pair (a data-dependent additive term such as 003's
+        pair_delta: a claimed delta per pair (a data-dependent additive term such as Dagan–Feldman 2020 Appendix C
             delta(R)); the claim's delta is then ignored.
     """
 

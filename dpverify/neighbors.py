@@ -5,7 +5,7 @@ Three relations ship with the core:
 * ``"substitute"`` (replace-one, the default): datasets of size ``n`` differing in one entry.
 * ``"add_remove"``: a dataset of size ``n`` and the same dataset with one entry removed
   (size ``n - 1``).
-* ``"user_level"`` (:class:`UserLevel`, 004_a14259b5d8cc6cca.txt Section 4): a dataset is a tuple of
+* ``"user_level"`` (:class:`UserLevel`, Li–Wang–Ye 2024 Section 4): a dataset is a tuple of
   ``n`` users, each a block of ``m`` records, and neighbours replace one user's whole block. Its
   "records" are the user blocks: build the block universe with :func:`user_blocks`, then pass it as
   ``records`` with ``n`` = the number of users (``neighbors="user_level"``, or
@@ -226,7 +226,7 @@ def user_blocks(records: Sequence[Hashable], m: int, *, ordered: bool = True) ->
 
 
 class UserLevel(NeighborRelation):
-    """User-level neighbours (004_a14259b5d8cc6cca.txt Section 4): replace one user's whole block.
+    """User-level neighbours (Li–Wang–Ye 2024 Section 4): replace one user's whole block.
 
     A dataset ``z`` is a tuple of ``n`` users, each a block (tuple) of ``m`` records; ``z ~ z'``
     iff they differ in exactly one user's block (any number of that user's records may change).
@@ -301,7 +301,7 @@ class UserLevel(NeighborRelation):
 
 
 def user_level(m: int) -> UserLevel:
-    """The user-level relation with blocks of exactly ``m`` records (004 Section 4)."""
+    """The user-level relation with blocks of exactly ``m`` records (Li–Wang–Ye 2024 Section 4)."""
     return UserLevel(m)
 
 

@@ -1,7 +1,7 @@
 """Privacy of the private part only, for mechanisms that also read public data.
 
 A mechanism ``M(public, private)`` with a public input (e.g. an unlabeled public sample, as in
-001_2ee7098726e9e59b.txt Definition 2.4 and Lemma 3.2) is (epsilon, delta)-DP *w.r.t. the private
+Alon–Bassily–Moran 2019 Definition 2.4 and Lemma 3.2) is (epsilon, delta)-DP *w.r.t. the private
 part* when for every public input ``T`` in a given set, ``M(T, .)`` is (epsilon, delta)-DP: the
 neighbour relation is
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dpverify.audit import AuditRow, format_table
+from dpverify.audit import AuditRow, SweepSeries, format_table
 
 __all__ = ["audit_document", "write_reports", "markdown_report", "html_report"]
 
@@ -37,12 +37,12 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
     lines = [
         "# dpverify audit",
         "",
-        "Every claim of `CLAIMS.md` on its default instance, computed exactly (no sampling). "
-        "`eps*` is the worst-case privacy loss over all neighbouring pairs (for the stability "
-        "claim C9: the additive stability gamma*); `delta*` the worst hockey-stick divergence at the "
+        "Every registered claim on its default instance, computed exactly (no sampling). "
+        "`eps*` is the worst-case privacy loss over all neighbouring pairs (for a stability claim the "
+        "measured stability, as the row's details say); `delta*` the worst hockey-stick divergence at the "
         "claimed epsilon; `slack` the distance to the claim (claimed delta - delta* for (eps, delta) "
-        "claims, claimed eps - eps* otherwise). Mutants (`mutant_*`) must violate the claim of the "
-        "mechanism they break. Data-dependent constants (C12's additive part) are in the details.",
+        "claims, claimed eps - eps* otherwise). A mutant must violate the claim of the mechanism it "
+        "breaks (its parent, named in the details); measured rows report figures without a verdict.",
         "",
         "| claim | mechanism | instance | eps* | claimed eps | delta* | claimed delta | slack | verdict | seconds |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -54,39 +54,33 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
             f"{_fmt(m.claimed_epsilon)} | {_fmt(m.delta_star)} | {_fmt(m.claimed_delta)} | "
             f"{_fmt(r.slack)} | {r.verdict} | {r.seconds:.2f} |"
         )
-    sweeps = [r for r in rows if "sweep" in r.case.parameters]
-    if sweeps:
+    for series, group in _series(rows).items():
+        x = series.variable
         lines += [
             "",
-            "## O(eps) sweeps",
+            f"## Sweep: {series.name}",
             "",
-            "The O(eps) claims as eps shrinks: the measured ratio eps*/eps beside the proof's explicit "
-            "constant eps'/eps on the same instance, and for a (1, delta)-DP inner learner delta*/(eps delta) "
-            "(read at the claimed eps' and at eps itself) beside the proof's 4 e k/(n eps). A bounded measured ratio is what "
-            "O(eps) predicts; the proof's ratio is an upper bound.",
+            f"The measured ratio eps*/{x} beside the claim's own ratio as {x} shrinks: a bounded measured "
+            "ratio is what an O(.) claim predicts; the claim's explicit constant is an upper bound.",
             "",
-            "| sweep | class, abs X | eps | n | k | eps* | eps*/eps | claimed eps' | eps'/eps | "
-            "delta*(eps')/(eps delta) | delta*(eps)/(eps delta) | delta'/(eps delta) | verdict |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| " + " | ".join([x, *series.columns, "eps*", f"eps*/{x}", "claimed eps", f"claimed/{x}", "verdict"]) + " |",
+            "|" + " --- |" * (len(series.columns) + 6),
         ]
-        for r in sweeps:
-            p, m = r.case.parameters, r.measurement
-            eps = float(p["epsilon"])
-            lines.append(
-                f"| {p['sweep']} | {p.get('concept_class')}, {p.get('domain_size')} | {_fmt(eps)} | {p.get('n')} | "
-                f"{m.details.get('k', '')} | {_fmt(m.epsilon_star)} | {_fmt(m.epsilon_star / eps)} | "
-                f"{_fmt(m.claimed_epsilon)} | {_fmt(m.claimed_epsilon / eps)} | "
-                f"{_fmt(m.details.get('delta_star_over_epsilon_delta', '-'))} | "
-                f"{_fmt(m.details.get('delta_at_epsilon_over_epsilon_delta', '-'))} | "
-                f"{_fmt(m.details.get('claimed_delta_over_epsilon_delta', '-'))} | {r.verdict} |"
-            )
-    details = [r for r in rows if (r.measurement.details or r.measurement.witness) and "sweep" not in r.case.parameters]
+        for r in group:
+            m, value = r.measurement, float(r.case.parameters[x])
+            extra = [_fmt(m.details.get(c, r.case.parameters.get(c, "-"))) for c in series.columns]
+            lines.append("| " + " | ".join([
+                _fmt(value), *extra, _fmt(m.epsilon_star), _fmt(m.epsilon_star / value),
+                _fmt(m.claimed_epsilon), _fmt(m.claimed_epsilon / value), r.verdict]) + " |")
+    details = [r for r in rows if (r.measurement.details or r.measurement.witness) and r.case.sweep is None]
     if details:
         lines += ["", "## Details", ""]
     for r in details:
         lines.append(f"### {r.case.claim} `{r.case.mechanism}` ({r.case.instance})")
         if r.case.description:
             lines += ["", r.case.description]
+        if r.case.parent:
+            lines += ["", f"Mutant of `{r.case.parent}` (checked against its claim)."]
         for key, value in r.measurement.details.items():
             if isinstance(value, list) and value and isinstance(value[0], dict):
                 columns = list(value[0])
@@ -98,6 +92,15 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
             lines += ["", "Witness:", "", "```", r.measurement.witness, "```"]
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _series(rows: Sequence[AuditRow]) -> dict[SweepSeries, list[AuditRow]]:
+    """The rows of each sweep series, in order of first appearance."""
+    groups: dict[SweepSeries, list[AuditRow]] = {}
+    for r in rows:
+        if r.case.sweep is not None:
+            groups.setdefault(r.case.sweep, []).append(r)
+    return groups
 
 
 def _fmt(value: Any) -> str:
@@ -175,21 +178,16 @@ def html_report(rows: Sequence[AuditRow]) -> str:
         style = "" if r.as_expected else ' style="background:#fdd"'
         body.append(f"<tr{style}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
     charts = []
-    sweeps: dict[str, list[AuditRow]] = {}
-    for r in rows:
-        if "sweep" in r.case.parameters:
-            sweeps.setdefault(str(r.case.parameters["sweep"]), []).append(r)
-    for name, group in sweeps.items():
-        measured = [(float(r.case.parameters["epsilon"]), r.measurement.epsilon_star / float(r.case.parameters["epsilon"])) for r in group]
-        claimed = [(float(r.case.parameters["epsilon"]), r.measurement.claimed_epsilon / float(r.case.parameters["epsilon"])) for r in group]
-        charts.append(_svg_chart(f"C3 sweep ({name}): ratio to eps", {"measured eps*/eps": measured, "proof eps'/eps": claimed},
-                                 x_label="eps", y_label="ratio"))
+    for series, group in _series(rows).items():
+        x = series.variable
+        measured = [(float(r.case.parameters[x]), r.measurement.epsilon_star / float(r.case.parameters[x])) for r in group]
+        claimed = [(float(r.case.parameters[x]), r.measurement.claimed_epsilon / float(r.case.parameters[x])) for r in group]
+        charts.append(_svg_chart(f"{series.name}: ratio to {x}", {f"measured eps*/{x}": measured, f"claimed/{x}": claimed},
+                                 x_label=x, y_label="ratio"))
     for r in rows:
         profile = r.measurement.details.get("privacy_profile")
         if profile:
-            p = r.case.parameters
-            label = ", ".join(str(p[k]) for k in ("concept_class", "learner") if k in p)
-            charts.append(_svg_chart(f"privacy profile delta(eps): {r.case.claim} {r.case.mechanism} ({label})",
+            charts.append(_svg_chart(f"privacy profile delta(eps): {r.case.claim} {r.case.mechanism} ({r.case.instance})",
                                      {"worst-case delta(eps)": [(p["epsilon"], p["delta"]) for p in profile]},
                                      x_label="eps", y_label="delta"))
     return (

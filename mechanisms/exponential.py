@@ -1,4 +1,4 @@
-"""The exponential mechanism (000_d409ab0d7c2a9535.txt, Lemma 11; claim C1 of CLAIMS.md).
+"""The exponential mechanism (Li–Wang–Ye 2025, Lemma 11; claim C1 of CLAIMS.md).
 
 Over a finite candidate set ``H`` with a *loss* ``q(S, h)`` (lower is better) of sensitivity
 ``Delta`` (``max_h |q(S1, h) - q(S2, h)| <= Delta`` on neighbours), the mechanism outputs ``h``
@@ -131,7 +131,7 @@ def _select_exact(
 def exponential_mechanism(
     scores: Mapping[Hashable, Any], *, epsilon: Any, sensitivity: Any, exact: bool = False
 ) -> Distribution:
-    """000_d409ab0d7c2a9535.txt Lemma 11 (C1): the exponential mechanism over a loss.
+    """Li–Wang–Ye 2025 Lemma 11 (C1): the exponential mechanism over a loss.
 
     ``P(h) ∝ exp(-epsilon * q(h) / (2 * Delta))``: lower scores are more likely.
 
@@ -154,7 +154,7 @@ def exponential_mechanism(
 def exponential_mechanism_without_half(
     scores: Mapping[Hashable, Any], *, epsilon: Any, sensitivity: Any, exact: bool = False
 ) -> Distribution:
-    """Mutant of 000_d409ab0d7c2a9535.txt Lemma 11 (CLAIMS.md mutants): the factor 2 dropped.
+    """Mutant of Li–Wang–Ye 2025 Lemma 11 (CLAIMS.md mutants): the factor 2 dropped.
 
     ``P(h) ∝ exp(-epsilon * q(h) / Delta)``: only (2 * epsilon)-DP in general, so an epsilon-DP
     claim about it must be reported violated. Arguments as :func:`exponential_mechanism`.
@@ -172,7 +172,7 @@ def exponential_mechanism_over(
     exchangeable: bool = False,
     selector: Selector = exponential_mechanism,
 ) -> Callable[[Dataset], Distribution]:
-    """000_d409ab0d7c2a9535.txt Lemma 11 (C1): the exponential mechanism as a dataset mechanism.
+    """Li–Wang–Ye 2025 Lemma 11 (C1): the exponential mechanism as a dataset mechanism.
 
     Args:
         candidates: the finite output set H (hashable, non-empty).
@@ -217,7 +217,7 @@ def threshold_learner(
     exact: bool = False,
     selector: Selector = exponential_mechanism,
 ) -> Callable[[Dataset], Distribution]:
-    """000_d409ab0d7c2a9535.txt Lemma 11 (C1): EM over thresholds, score = number of mistakes.
+    """Li–Wang–Ye 2025 Lemma 11 (C1): EM over thresholds, score = number of mistakes.
 
     The candidates are the threshold indices ``u = 0, ..., domain_size`` of
     :func:`dpverify.domains.thresholds` (``c_u(x) = 1`` iff ``x >= u``); the score of ``u`` is the

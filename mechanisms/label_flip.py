@@ -1,4 +1,4 @@
-"""Label flipping: stability to private prediction (003_d99040f93afebb88.txt Corollary 2, C10).
+"""Label flipping: stability to private prediction (Dagan–Feldman 2020 Corollary 2, C10).
 
 Corollary 2 of Dagan and Feldman runs a gamma-uniformly-stable learner and then flips the
 predicted label with probability ``alpha``. Flipping makes both labels appear with probability at
@@ -39,12 +39,12 @@ def _check_alpha(alpha: Any) -> None:
     if not inside:
         raise InvalidArgument(
             f"alpha must be in [0, 1/2] (the probability of flipping the predicted label), got "
-            f"alpha={alpha!r}; Corollary 2 of 003_d99040f93afebb88.txt uses a small alpha."
+            f"alpha={alpha!r}; Corollary 2 of Dagan–Feldman 2020 uses a small alpha."
         )
 
 
 def flip(distribution: Mapping[Hashable, Any], alpha: Any) -> Distribution:
-    """003_d99040f93afebb88.txt Corollary 2 (C10): flip a predicted bit with probability alpha.
+    """Dagan–Feldman 2020 Corollary 2 (C10): flip a predicted bit with probability alpha.
 
     Args:
         distribution: a distribution (or mapping) over the labels {0, 1}.
@@ -70,7 +70,7 @@ def flip(distribution: Mapping[Hashable, Any], alpha: Any) -> Distribution:
 def label_flip(
     mechanism: Callable[[tuple], Mapping[Hashable, Any]], *, alpha: Any
 ) -> Callable[[tuple], Distribution]:
-    """003_d99040f93afebb88.txt Corollary 2 (C10): a prediction mechanism followed by a flip.
+    """Dagan–Feldman 2020 Corollary 2 (C10): a prediction mechanism followed by a flip.
 
     Args:
         mechanism: ``dataset -> distribution over {0, 1}`` (a prediction at a fixed query point).

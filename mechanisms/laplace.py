@@ -1,4 +1,4 @@
-"""Exact Laplace comparisons: 004_a14259b5d8cc6cca.txt App. C (Lemma C.1, Alg. 2) and Alg. 1.
+"""Exact Laplace comparisons: Li–Wang–Ye 2024 App. C (Lemma C.1, Alg. 2) and Alg. 1.
 
 PrivateCompare (Lemma C.1) tests ``value + Lap(b) <= threshold``, PrivateMinError (Alg. 2) runs it
 in a binary search, and PrivateThreshold (Alg. 1) keeps ``mid`` iff ``v_mid < min(v_l, v_r)`` for
@@ -204,7 +204,7 @@ def _tail(field, t: Exact, b: Exact):
 
 
 def laplace_tail(t: Any, scale: Any, *, exact: bool = False) -> Any:
-    """``P(Lap(b) > t)``, the test of PrivateCompare (004_a14259b5d8cc6cca.txt App. C, Lemma C.1).
+    """``P(Lap(b) > t)``, the test of PrivateCompare (Li–Wang–Ye 2024 App. C, Lemma C.1).
 
     Args:
         t: the threshold (int, float, Fraction or a real sympy number).
@@ -223,7 +223,7 @@ def laplace_tail(t: Any, scale: Any, *, exact: bool = False) -> Any:
 
 
 def laplace_cdf(t: Any, scale: Any, *, exact: bool = False) -> Any:
-    """``P(Lap(b) <= t)`` (004_a14259b5d8cc6cca.txt App. C, Lemma C.1), ``1 - laplace_tail``.
+    """``P(Lap(b) <= t)`` (Li–Wang–Ye 2024 App. C, Lemma C.1), ``1 - laplace_tail``.
 
     Args:
         t: the point (int, float, Fraction or a real sympy number).
@@ -242,7 +242,7 @@ def laplace_cdf(t: Any, scale: Any, *, exact: bool = False) -> Any:
 
 
 def prob_noisy_clears(value: Any, threshold: Any, *, scale: Any, exact: bool = False) -> Any:
-    """``P(value + Lap(b) > threshold)`` (004_a14259b5d8cc6cca.txt App. C, Lemma C.1's test).
+    """``P(value + Lap(b) > threshold)`` (Li–Wang–Ye 2024 App. C, Lemma C.1's test).
 
     Args:
         value: the true statistic (``min_c err_z^t(c)`` in Lemma C.1).
@@ -264,7 +264,7 @@ def prob_noisy_clears(value: Any, threshold: Any, *, scale: Any, exact: bool = F
 
 
 def prob_noisy_at_most(value: Any, threshold: Any, *, scale: Any, exact: bool = False) -> Any:
-    """``P(value + Lap(b) <= threshold)``: PrivateCompare returns 0 (004_a14259b5d8cc6cca.txt Lemma C.1).
+    """``P(value + Lap(b) <= threshold)``: PrivateCompare returns 0 (Li–Wang–Ye 2024 Lemma C.1).
 
     Args:
         value: the true statistic.
@@ -309,7 +309,7 @@ def _cancelled_digits(b1: Exact, b2: Exact) -> int:
 
 
 def prob_noisy_below(a: Any, c: Any, *, scale_a: Any, scale_b: Any, exact: bool = False) -> Any:
-    """``P(a + Lap(b1) < c + Lap(b2))``, PrivateThreshold's comparison (004_a14259b5d8cc6cca.txt Alg. 1).
+    """``P(a + Lap(b1) < c + Lap(b2))``, PrivateThreshold's comparison (Li–Wang–Ye 2024 Alg. 1).
 
     The two noises are independent. With ``d = c - a`` this is ``P(D < d)`` for ``D = L1 - L2``,
     whose tail is in the module docstring (the case ``b1 = b2`` separately).
@@ -427,7 +427,7 @@ def _first_is_smallest(field, values: list[Exact], scales: list[Exact]):
 
 
 def prob_first_is_smallest(values: Sequence[Any], *, scales: Any, exact: bool = False) -> Any:
-    """``P(v_0 + L_0 < v_i + L_i for all i >= 1)``, PrivateThreshold's test (004_a14259b5d8cc6cca.txt Alg. 1).
+    """``P(v_0 + L_0 < v_i + L_i for all i >= 1)``, PrivateThreshold's test (Li–Wang–Ye 2024 Alg. 1).
 
     Alg. 1 keeps ``mid`` iff ``v_mid < min(v_l, v_r)``: call this with
     ``values=[err(mid), min_left, min_right]`` (drop a side whose range is empty: its ``+inf`` is
@@ -456,7 +456,7 @@ def prob_first_is_smallest(values: Sequence[Any], *, scales: Any, exact: bool = 
 
 
 def argmin_distribution(values: Sequence[Any], *, scales: Any, exact: bool = False) -> Distribution:
-    """Which noisy value is the smallest (004_a14259b5d8cc6cca.txt Alg. 1, ``v_mid < min(v_l, v_r)``).
+    """Which noisy value is the smallest (Li–Wang–Ye 2024 Alg. 1, ``v_mid < min(v_l, v_r)``).
 
     Args:
         values: the true values ``v_0, ..., v_k``.

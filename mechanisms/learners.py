@@ -1,4 +1,4 @@
-"""Inner learners A for the realizable-to-agnostic transformation (000_d409ab0d7c2a9535.txt).
+"""Inner learners A for the realizable-to-agnostic transformation (Li–Wang–Ye 2025).
 
 Lemma 15 and Claim 23 assume a (1, delta)-DP learner A run on the relabeled sample T^h. Each
 learner here is given in two forms:
@@ -50,7 +50,7 @@ def _first_consistent_with(concept_class: ConceptClass, x: int, y: int) -> int:
 
 @dataclass(frozen=True)
 class ExponentialLearner:
-    """EM over the class with score = mistakes on the input (000, Lemma 11 applied to A)."""
+    """EM over the class with score = mistakes on the input (Li–Wang–Ye 2025, Lemma 11 applied to A)."""
 
     concept_class: ConceptClass
     learner_epsilon: float = 1.0

@@ -1,4 +1,4 @@
-"""Private prediction: 000_d409ab0d7c2a9535.txt Lemma 19 (C6) and Section 4 / Theorem 20 (C7).
+"""Private prediction: Li–Wang–Ye 2025 Lemma 19 (C6) and Section 4 / Theorem 20 (C7).
 
 Realizable private prediction (after Dwork-Feldman 2018): split S into ``r`` disjoint parts, train
 ``g_i`` = a consistent concept on part ``i`` (representative rule, default ``first``; the first
@@ -32,7 +32,7 @@ AGGREGATIONS = ("exponential", "laplace", "mutant_exponential_without_half")
 
 
 def parts_for(epsilon: float, alpha: float) -> int:
-    """``r = ceil(6 ln(4 / alpha) / epsilon)`` (000, Lemma 19)."""
+    """``r = ceil(6 ln(4 / alpha) / epsilon)`` (Li–Wang–Ye 2025, Lemma 19)."""
     if not 0 < alpha <= 1:
         raise InvalidArgument(f"alpha must be in (0, 1], got alpha={alpha!r}.")
     return math.ceil(6 * math.log(4 / alpha) / epsilon)
@@ -80,7 +80,7 @@ def _consistent_concept(concept_class: ConceptClass, part: tuple) -> int:
 
 @dataclass(frozen=True)
 class RealizablePredictor:
-    """C6: an eps-DP prediction for one query ``x`` (000, Lemma 19): a callable dataset -> {0, 1}."""
+    """C6: an eps-DP prediction for one query ``x`` (Li–Wang–Ye 2025, Lemma 19): a callable dataset -> {0, 1}."""
 
     concept_class: ConceptClass
     epsilon: float

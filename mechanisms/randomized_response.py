@@ -7,8 +7,8 @@ is known in closed form. Keeping a bit ``b`` with probability ``p`` and flipping
 
 (``p = 3/4`` gives ``epsilon* = ln 3``; ``p = 1`` is not private, ``epsilon* = inf``). The
 subsampled variant answers for one uniformly chosen record of ``n``; it is the closed-form case of
-privacy amplification by subsampling (000_d409ab0d7c2a9535.txt Alg. 2 step 1,
-003_d99040f93afebb88.txt Lemma 8) with ``eta = 1/n``: ``epsilon* = ln(1 + (e^eps - 1) / n)``
+privacy amplification by subsampling (Li–Wang–Ye 2025 Alg. 2 step 1,
+Dagan–Feldman 2020 Lemma 8) with ``eta = 1/n``: ``epsilon* = ln(1 + (e^eps - 1) / n)``
 under substitution, attained between a dataset of ones and one with a single zero.
 """
 

@@ -1,4 +1,4 @@
-"""A_Relabel, A_Agnostic and A_Auxiliary of 000_d409ab0d7c2a9535.txt (Algorithms 1-3).
+"""A_Relabel, A_Agnostic and A_Auxiliary of Li–Wang–Ye 2025 (Algorithms 1-3).
 
 Parameters follow the paper: ``T`` is the subsample that is relabeled, ``W`` the rest of the data
 (used only through ``err_W``), ``U`` and ``V`` the two halves of ``T`` in A_Auxiliary, ``k`` the
@@ -14,9 +14,9 @@ h on W's points, so there the rule matters: :func:`relabel_tables` always uses `
 
 Baselines (C8) swap the score: ``"bns"`` (Beimel-Nissim-Stemmer 2015: ``err_T(h)``,
 ``Delta = 1/|T|``, W discarded, the exponential mechanism at the constant privacy
-:data:`BNS_PRIVACY` = 1 as 000 Sec. 3 describes it, not at eps), ``"full_sample"`` (``err_S(h)``
+:data:`BNS_PRIVACY` = 1 as Li–Wang–Ye 2025 Sec. 3 describes it, not at eps), ``"full_sample"`` (``err_S(h)``
 with its own sensitivity ``Delta = 1/n``) and ``"full_sample_w"`` (``err_S(h)`` with the paper's
-``Delta = 1/|W|``, the exponent of A_Relabel: 000 Sec. 3 warns that its proof cannot handle this
+``Delta = 1/|W|``, the exponent of A_Relabel: Li–Wang–Ye 2025 Sec. 3 warns that its proof cannot handle this
 score, and the per-index-set proof step C3b fails for it from k = 14 on thresholds).
 
 Each mechanism comes as a literal *reference* (ordered datasets, all ``C(n, k)`` index sets) and,
@@ -87,7 +87,7 @@ def relabel(
     representative="first",
     score: str = "agnostic",
 ) -> Distribution:
-    """000, Algorithm 1 (A_Relabel), literally: a distribution over relabeled tuples ``T^h``.
+    """Li–Wang–Ye 2025 Algorithm 1 (A_Relabel), literally: a distribution over relabeled tuples ``T^h``.
 
     With ``|W| = 0`` the err_W term is 0 and the exponent is 0 (uniform over labelings): the
     convention used by the no-subsampling mutant.
@@ -125,7 +125,7 @@ def agnostic_reference(
     representative="first",
     score: str = "agnostic",
 ) -> Distribution:
-    """000, Algorithm 2 (A_Agnostic), literally: every index set ``I`` of size ``k`` (uniform),
+    """Li–Wang–Ye 2025 Algorithm 2 (A_Agnostic), literally: every index set ``I`` of size ``k`` (uniform),
     ``T = S_I`` in index order, ``W`` = the rest, output ``A(A_Relabel(eps, T, W))``."""
     n = len(S)
     k = subsample_size(epsilon, n) if k is None else k
@@ -151,7 +151,7 @@ def auxiliary(
     *,
     representative="first",
 ) -> Distribution:
-    """000, Algorithm 3 (A_Auxiliary): ``T = U∘V``, ``T^h = A_Relabel(eps, T, W)``, ``hbar`` = the
+    """Li–Wang–Ye 2025 Algorithm 3 (A_Auxiliary): ``T = U∘V``, ``T^h = A_Relabel(eps, T, W)``, ``hbar`` = the
     concept consistent with ``V^h`` chosen by ``representative`` (from V^h alone), output
     ``A(T^h) ⊕ hbar`` as the tuple of its labels on X (pointwise XOR)."""
     T = tuple(U) + tuple(V)

@@ -1,4 +1,4 @@
-"""001_2ee7098726e9e59b.txt Algorithm 1 (ASSPP), the semi-supervised semi-private learner (C13).
+"""Alon–Bassily–Moran 2019 Algorithm 1 (ASSPP), the semi-supervised semi-private learner (C13).
 
 Inputs (the paper's symbols): a private labeled sample ``S_priv`` of ``n_priv`` records ``(x, y)``,
 a public unlabeled sample ``T_pub`` of points, a class ``H`` and ``epsilon``.
@@ -52,7 +52,7 @@ Selector = Callable[..., Distribution]
 
 
 class ASSPP:
-    """001_2ee7098726e9e59b.txt Algorithm 1: EM over the public sample's labelings (C13).
+    """Alon–Bassily–Moran 2019 Algorithm 1: EM over the public sample's labelings (C13).
 
     Call it as ``asspp(T_pub, S_priv)``; it is declared exchangeable in ``S_priv`` (the score is a
     count), which the checker tests before using it.
@@ -168,7 +168,7 @@ class ASSPP:
 
 
 class MutantCoverWithPrivatePoints(ASSPP):
-    """Mutant of 001 Alg. 1: ``H~`` built from ``T~`` together with the private points.
+    """Mutant of Alon–Bassily–Moran 2019 Alg. 1: ``H~`` built from ``T~`` together with the private points.
 
     The candidate set then depends on ``S_priv``: substituting one private example can add a
     candidate with positive probability that the neighbour never outputs (eps* = inf).

@@ -1,7 +1,7 @@
 """Uniform subsampling, without and with replacement, as exact distributions over subsamples.
 
-Without replacement (000_d409ab0d7c2a9535.txt Alg. 2 step 1: ``I ⊆ [n]`` uniform of size
-``k = ⌈εn⌉``; 003_d99040f93afebb88.txt Lemma 8: a uniform subset of size ``n' = ηn``), two forms:
+Without replacement (Li–Wang–Ye 2025 Alg. 2 step 1: ``I ⊆ [n]`` uniform of size
+``k = ⌈εn⌉``; Dagan–Feldman 2020 Lemma 8: a uniform subset of size ``n' = ηn``), two forms:
 
 * :func:`subsample_index_sets` — the naive reference: each of the ``C(n, k)`` index sets ``I`` has
   probability ``1 / C(n, k)`` and yields the sub-tuple ``S_I`` in index order;
@@ -9,7 +9,7 @@ Without replacement (000_d409ab0d7c2a9535.txt Alg. 2 step 1: ``I ⊆ [n]`` unifo
   distinct record ``z`` (which occurs ``m_z`` times in ``S``) has the multivariate hypergeometric
   probability ``prod_z C(m_z, t_z) / C(n, k)``.
 
-With replacement (000_d409ab0d7c2a9535.txt Lemma 21, claim C5: ``m`` independent uniform draws
+With replacement (Li–Wang–Ye 2025 Lemma 21, claim C5: ``m`` independent uniform draws
 from ``S``): :func:`sample_with_replacement` gives the multinomial probability
 ``m! / prod_z t_z! * prod_z (m_z / n)^{t_z}`` of each canonical multiset, and
 :func:`sample_with_replacement_ordered` the reference over all ``n^m`` ordered draws.
@@ -85,7 +85,7 @@ def _as_tuple(dataset: Sequence[Hashable]) -> tuple:
 
 
 def subsample_index_sets(dataset: Sequence[Hashable], k: int) -> Distribution:
-    """000_d409ab0d7c2a9535.txt Alg. 2 step 1 / 003_d99040f93afebb88.txt Lemma 8: naive reference.
+    """Li–Wang–Ye 2025 Alg. 2 step 1 / Dagan–Feldman 2020 Lemma 8: naive reference.
 
     Args:
         dataset: the dataset S (n records).
@@ -126,7 +126,7 @@ def _expand(distinct: Sequence[Hashable], counts: Sequence[int]) -> tuple:
 
 
 def subsample_multisets(dataset: Sequence[Hashable], k: int) -> Distribution:
-    """000_d409ab0d7c2a9535.txt Alg. 2 step 1 / 003_d99040f93afebb88.txt Lemma 8: grouped form.
+    """Li–Wang–Ye 2025 Alg. 2 step 1 / Dagan–Feldman 2020 Lemma 8: grouped form.
 
     Args:
         dataset: the dataset S (n records; ``m_z`` copies of record ``z``).
@@ -155,7 +155,7 @@ def subsample_multisets(dataset: Sequence[Hashable], k: int) -> Distribution:
 
 
 def sample_with_replacement(dataset: Sequence[Hashable], m: int) -> Distribution:
-    """000_d409ab0d7c2a9535.txt Lemma 21 (C5): m uniform draws with replacement, grouped form.
+    """Li–Wang–Ye 2025 Lemma 21 (C5): m uniform draws with replacement, grouped form.
 
     Args:
         dataset: the dataset S (n records, ``m_z`` copies of record ``z``); non-empty if m > 0.
@@ -191,7 +191,7 @@ def sample_with_replacement(dataset: Sequence[Hashable], m: int) -> Distribution
 
 
 def sample_with_replacement_ordered(dataset: Sequence[Hashable], m: int) -> Distribution:
-    """000_d409ab0d7c2a9535.txt Lemma 21 (C5): the naive reference over all n^m ordered draws.
+    """Li–Wang–Ye 2025 Lemma 21 (C5): the naive reference over all n^m ordered draws.
 
     Args:
         dataset: the dataset S (n records); non-empty if m > 0.
@@ -260,7 +260,7 @@ def _wrap(
 def subsampled(
     mechanism: Mechanism, k: int, *, grouped: bool
 ) -> Callable[[tuple], Distribution]:
-    """000_d409ab0d7c2a9535.txt Alg. 2 / 003_d99040f93afebb88.txt Lemma 8: run M on a k-subset.
+    """Li–Wang–Ye 2025 Alg. 2 / Dagan–Feldman 2020 Lemma 8: run M on a k-subset.
 
     Args:
         mechanism: the inner mechanism ``M`` (sub-dataset -> distribution).
@@ -285,7 +285,7 @@ def subsampled(
 def subsampled_with_replacement(
     mechanism: Mechanism, m: int, *, grouped: bool
 ) -> Callable[[tuple], Distribution]:
-    """000_d409ab0d7c2a9535.txt Lemma 21 (C5): run M on m draws with replacement.
+    """Li–Wang–Ye 2025 Lemma 21 (C5): run M on m draws with replacement.
 
     Args:
         mechanism: the inner mechanism ``A`` on datasets of size ``m``.

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.audit_000: the seed-000 measurements (C2, C3 with proof steps C3a/C3b, C6).
+"""Tests of mechanisms.audits.realizable_to_agnostic: the Li–Wang–Ye 2025 measurements (C2, C3 with proof steps C3a/C3b, C6).
 
 Measured values are cross-checked against brute force built from the literal reference
 mechanisms (relabel, agnostic_reference) and a neighbour enumeration written here, not against the
@@ -18,7 +18,7 @@ import pytest
 
 from dpverify.domains import concept_class, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
-from mechanisms.audit_000 import (
+from mechanisms.audits.realizable_to_agnostic import (
     LN_4E2,
     check_lemma15_preconditions,
     lemma15_constants,

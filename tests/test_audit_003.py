@@ -1,4 +1,4 @@
-"""Tests of mechanisms.audit_003: the seed-003 measurements (C9-C12) and their audit rows.
+"""Tests of mechanisms.audits.stable_prediction: the Dagan–Feldman 2020 measurements (C9-C12) and their audit rows.
 
 Measured values are cross-checked against the core checker (``dpverify.analyze`` /
 ``dpverify.verify``) run on the literal reference mechanisms, and, for C12's per-pair additive
@@ -18,7 +18,7 @@ from dpverify.checker import analyze, verify
 from dpverify.domains import labeled_records, thresholds
 from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
-from mechanisms.audit_003 import (
+from mechanisms.audits.stable_prediction import (
     appendix_c_constants,
     cases,
     flip_parameters,
@@ -29,7 +29,7 @@ from mechanisms.audit_003 import (
     measure_subsampled_prediction,
 )
 from mechanisms.label_flip import label_flip
-from mechanisms.stable import a_sta_reference, appendix_c_reference, not_net_reference, subsampled_prediction_reference
+from mechanisms.stable_prediction import a_sta_reference, appendix_c_reference, not_net_reference, subsampled_prediction_reference
 
 E6 = math.exp(6)  # 403.4287934927351
 

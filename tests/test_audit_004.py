@@ -1,4 +1,4 @@
-"""Tests of mechanisms.audit_004 (C14-C16 rows): every row as expected, measured values, timings,
+"""Tests of mechanisms.audits.item_level and .user_level (C14-C16 rows): every row as expected, measured values, timings,
 bad input; larger instances behind the ``slow`` marker."""
 
 from __future__ import annotations
@@ -12,17 +12,20 @@ import pytest
 from dpverify.audit import run_audit
 from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
-from mechanisms import audit_004
-from mechanisms.audit_004 import (
-    CLAIM_MEASUREMENTS,
-    cases,
-    hypothesis_family,
-    measure_item_level,
+from mechanisms.audits import item_level, user_level
+from mechanisms.audits.item_level import hypothesis_family, measure_item_level
+from mechanisms.audits.user_level import (
     measure_private_compare,
     measure_private_median,
     measure_private_threshold,
     measure_user_level,
 )
+
+CLAIM_MEASUREMENTS = {**item_level.CLAIMS, **user_level.CLAIMS}
+
+
+def cases():
+    return item_level.cases() + user_level.cases()
 
 
 @pytest.fixture(scope="module")
@@ -136,10 +139,10 @@ def test_larger_instances():
 
 
 def test_module_documents_every_variant():
-    doc = audit_004.__doc__
-    for name in (audit_004.ITEM_LEVEL_VARIANTS + audit_004.USER_LEVEL_VARIANTS + audit_004.COMPARE_VARIANTS
-                 + audit_004.THRESHOLD_VARIANTS):
-        assert f'"{name}"' in doc, name
+    for name in item_level.ITEM_LEVEL_VARIANTS:
+        assert f'"{name}"' in item_level.__doc__, name
+    for name in user_level.USER_LEVEL_VARIANTS + user_level.COMPARE_VARIANTS + user_level.THRESHOLD_VARIANTS:
+        assert f'"{name}"' in user_level.__doc__, name
 
 
 # -- mutants caught at larger instances (issue 7, finding 5) ----------------------------------------
@@ -169,7 +172,7 @@ def test_threshold_half_noise_is_caught_at_eps_sixteen():
 
 def test_rows_under_the_papers_add_remove_relation(rows):
     result, _ = rows
-    # 004 Sec. 2: neighbours add or remove one user. Values measured on the reference run; each is
+    # Li–Wang–Ye 2024 Sec. 2: neighbours add or remove one user. Values measured on the reference run; each is
     # below its replace-one value (one user's block is half of a replacement).
     expected = {
         ("C14", "item_level_learner"): (0.2809, 0.4564),

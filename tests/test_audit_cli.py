@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-import mechanisms.registry as registry
+import dpverify.audit as registry
 from dpverify.cli import main
 
 DEFAULT_C3 = {

@@ -13,7 +13,7 @@ import math
 import pytest
 
 from dpverify.audit import run_audit
-from mechanisms.registry import audit_cases
+from dpverify.audit import audit_cases
 
 CASES = audit_cases()
 

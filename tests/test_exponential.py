@@ -1,4 +1,4 @@
-"""Tests of mechanisms.exponential (000_d409ab0d7c2a9535.txt Lemma 11, C1)."""
+"""Tests of mechanisms.exponential (Li–Wang–Ye 2025 Lemma 11, C1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.label_flip (003_d99040f93afebb88.txt Corollary 2, C10)."""
+"""Tests of mechanisms.label_flip (Dagan–Feldman 2020 Corollary 2, C10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.laplace: exact Laplace comparisons (004_a14259b5d8cc6cca.txt App. C, Alg. 1).
+"""Tests of mechanisms.laplace: exact Laplace comparisons (Li–Wang–Ye 2024 App. C, Alg. 1).
 
 References: sympy's own integration of the Laplace densities (exact), a numpy Riemann sum on a
 wide grid (floats), and hand-derived values. Notation: ``Lap(b)`` has density

@@ -17,7 +17,7 @@ import pytest
 
 from dpverify import verify
 from dpverify.domains import labeled_records
-from mechanisms.audit_004 import measure_private_median
+from mechanisms.audits.user_level import measure_private_median
 from mechanisms.exponential import threshold_learner
 
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.relabeling: A_Relabel, A_Agnostic and A_Auxiliary (000, Algorithms 1-3).
+"""Tests of mechanisms.relabeling: A_Relabel, A_Agnostic and A_Auxiliary (Li–Wang–Ye 2025, Algorithms 1-3).
 
 Hand instances use thresholds over X = {0, 1}: c0 = (1, 1), c1 = (0, 1), c2 = (0, 0) (concept u
 labels x with 1 iff x >= u). The fast exchangeable path (relabel_tables + agnostic_table) is
@@ -110,7 +110,7 @@ def test_relabel_full_sample_uses_its_own_sensitivity_one_over_n():
 
 
 def test_relabel_bns_runs_at_privacy_one_whatever_eps():
-    # BNS as 000 Sec. 3 describes it: the relabeling EM at the constant privacy 1, not at eps:
+    # BNS as Li–Wang–Ye 2025 Sec. 3 describes it: the relabeling EM at the constant privacy 1, not at eps:
     # at eps = 0.2 still P ∝ exp(-mistakes_T / 2): 1 / (1 + e^{-1/2}) for the consistent labeling.
     out = relabel(thresholds(2), 0.2, ((0, 1),), ((1, 0),), score="bns")
     assert out[((0, 1),)] == pytest.approx(1 / (1 + S_HALF), rel=1e-15)

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.semi_private (001_2ee7098726e9e59b.txt Alg. 1, ASSPP) and mechanisms.audit_001 (C13).
+"""Tests of mechanisms.semi_private (Alon–Bassily–Moran 2019 Alg. 1, ASSPP) and mechanisms.audits.public_data (C13).
 
 The C13 measurement is cross-checked against a brute force written here from the definitions
 (thresholds by their formula, H~ by scanning labelings, EM weights with math.exp, every ordered
@@ -18,7 +18,7 @@ import sympy
 from dpverify.domains import concept_class, intervals, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
 from dpverify.public_data import all_public_samples, verify_with_public_data
-from mechanisms.audit_001 import cases, measure_asspp
+from mechanisms.audits.public_data import cases, measure_asspp
 from mechanisms.exponential import exponential_mechanism_without_half
 from mechanisms.semi_private import ASSPP, MutantCoverWithPrivatePoints
 

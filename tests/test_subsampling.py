@@ -1,4 +1,4 @@
-"""Tests of mechanisms.subsampling (000 Alg. 2 / 003 Lemma 8; 000 Lemma 21, C5)."""
+"""Tests of mechanisms.subsampling (Li–Wang–Ye 2025 Alg. 2 / Dagan–Feldman 2020 Lemma 8; Li–Wang–Ye 2025 Lemma 21, C5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.user_level (004_a14259b5d8cc6cca.txt Sections 4-5, App. C-D; C15, C16).
+"""Tests of mechanisms.user_level (Li–Wang–Ye 2024 Sections 4-5, App. C-D; C15, C16).
 
 Hand values are worked in the comments from the paper's definitions; the learners' distributions
 are cross-checked against compositions written here from their parts, privacy exhaustively with
@@ -19,15 +19,14 @@ from dpverify.domains import all_functions, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import user_blocks, user_level
 from mechanisms.laplace import prob_noisy_below
-from mechanisms.user_level import (
+from mechanisms.private_min_error import PrivateCompare, PrivateMinError
+from mechanisms.private_threshold import (
     MutantThresholdScaleInverted,
     MutantThresholdWithoutComposition,
-    MutantUserLevelWithoutComposition,
-    PrivateCompare,
     PrivateMedian,
-    PrivateMinError,
     PrivateThreshold,
-    UserLevelLearner,
+)
+from mechanisms.user_data import (
     binomial_tail,
     check_user_dataset,
     rounds_for_accuracy,
@@ -36,6 +35,7 @@ from mechanisms.user_level import (
     user_disagreement,
     user_error,
 )
+from mechanisms.user_level import MutantUserLevelWithoutComposition, UserLevelLearner
 
 # Three users of m = 2 examples over X = {0, 1}:
 U1 = ((0, 0), (1, 1))

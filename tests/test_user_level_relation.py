@@ -1,4 +1,4 @@
-"""The user-level neighbour relation (004_a14259b5d8cc6cca.txt Section 4): counts, the neighbour
+"""The user-level neighbour relation (Li–Wang–Ye 2024 Section 4): counts, the neighbour
 property, lookups, bad input, and that the checker catches an item-level-private mechanism that is
 not user-level private."""
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.pure_agnostic (004_a14259b5d8cc6cca.txt Thm. 3.4, the item-level learner, C14).
+"""Tests of mechanisms.item_level (Li–Wang–Ye 2024 Thm. 3.4, the item-level learner, C14).
 
 Hand examples are worked from the definitions in the comments; privacy is checked exhaustively with
 dpverify.verify and against a brute force written here (every ordered dataset, every substitution,
@@ -18,7 +18,7 @@ from dpverify import verify
 from dpverify.domains import ConceptClass, all_functions, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
 from mechanisms.exponential import exponential_mechanism_without_half
-from mechanisms.pure_agnostic import (
+from mechanisms.item_level import (
     ItemLevelLearner,
     MutantFamilyFromData,
     hypothesis_families,

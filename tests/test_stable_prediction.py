@@ -1,5 +1,5 @@
-"""Tests of mechanisms.stable: A^sta (C9), Lemma 8 (C11), Appendix C and its eta-nets (C12) of
-003_d99040f93afebb88.txt.
+"""Tests of mechanisms.stable_prediction: A^sta (C9), Lemma 8 (C11), Appendix C and its eta-nets (C12) of
+Dagan–Feldman 2020.
 
 Hand instances use thresholds over X = {0, 1}: c0 = (1, 1), c1 = (0, 1), c2 = (0, 0) (concept u
 labels x with 1 iff x >= u). Every fast table is cross-checked against the literal reference on
@@ -19,7 +19,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import intervals, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
 from mechanisms.label_flip import flip
-from mechanisms.stable import (
+from mechanisms.stable_prediction import (
     a_sta_reference,
     a_sta_table,
     appendix_c_reference,

@@ -1,4 +1,4 @@
-"""004_a14259b5d8cc6cca.txt Theorem 3.4 (proof in App. B): the item-level pure private agnostic learner (C14).
+"""Li–Wang–Ye 2024 Theorem 3.4 (proof in App. B): the item-level pure private agnostic learner (C14).
 
 Inputs (the paper's symbols): a labeled dataset ``z = (z_1, ..., z_n)``, ``z_i = (x_i, y_i)``, a
 concept class ``C``, a finite hypothesis family ``H`` and ``epsilon``. The learner
@@ -228,7 +228,7 @@ def exact_epsilon(epsilon: Any) -> Any:
 @lru_cache(maxsize=65536)
 def select_hypothesis(counts: tuple[int, ...], family: tuple[Labeling, ...], n: int, epsilon: Any,
                       exact: bool, selector: Selector = exponential_mechanism) -> Distribution:
-    """The EM step of 004 Thm. 3.4 / 4.6: over ``family`` with scores ``q = k/n`` and ``Delta = 2/n``.
+    """The EM step of Li–Wang–Ye 2024 Thm. 3.4 / 4.6: over ``family`` with scores ``q = k/n`` and ``Delta = 2/n``.
 
     Args:
         counts: ``k(h) = n q(z, h)`` per hypothesis (integers, as :func:`surrogate_counts`).
@@ -245,7 +245,7 @@ def select_hypothesis(counts: tuple[int, ...], family: tuple[Labeling, ...], n: 
 
 
 class ItemLevelLearner:
-    """004_a14259b5d8cc6cca.txt Thm. 3.4 / App. B: EM over ``H`` with the surrogate score (C14).
+    """Li–Wang–Ye 2024 Thm. 3.4 / App. B: EM over ``H`` with the surrogate score (C14).
 
     Call it on a labeled dataset ``z``; it returns the distribution of the chosen hypothesis (a
     labeling tuple of ``X``). Declared exchangeable (the score is made of counts).
@@ -315,7 +315,7 @@ class ItemLevelLearner:
 
 
 class MutantFamilyFromData(ItemLevelLearner):
-    """Mutant of 004 Thm. 3.4: ``H`` is built from the sample (``H ~ P`` must not look at ``z``).
+    """Mutant of Li–Wang–Ye 2024 Thm. 3.4: ``H`` is built from the sample (``H ~ P`` must not look at ``z``).
 
     The family is ``C`` with every concept relabeled, on each point that ``z`` contains, to the
     sample's majority label there (ties: 1). Substituting one example changes the candidate set,

@@ -1,4 +1,4 @@
-"""Audit measurements for seed 001 (001_2ee7098726e9e59b.txt): claim C13 (Lemma 3.2) and mutants.
+"""Audit of semi-private learning with public data (Alon–Bassily–Moran 2019): claim C13 (Lemma 3.2).
 
 C13: for every fixed public sample ``T_pub``, ASSPP (Algorithm 1) is epsilon-DP w.r.t. ``S_priv``
 (neighbours substitute one private example; ``T_pub`` is the same on both sides). The measurement
@@ -12,14 +12,15 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from dpverify.audit import AuditCase, Measurement
+from dpverify.audit import AuditCase, Expect, Measurement
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.public_data import all_public_samples, verify_with_public_data
+from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism_without_half
 from mechanisms.semi_private import ASSPP, MutantCoverWithPrivatePoints
 
-__all__ = ["VARIANTS", "measure_asspp", "cases"]
+__all__ = ["VARIANTS", "measure_asspp", "cases", "instance", "CLAIMS"]
 
 #: The mechanism variants :func:`measure_asspp` can measure (mutants must violate C13).
 VARIANTS = ("asspp", "mutant_asspp_without_half", "mutant_asspp_cover_with_private_points")
@@ -88,30 +89,43 @@ def measure_asspp(
     )
 
 
+def _run(mechanism: str, parameters: dict) -> Measurement:
+    return measure_asspp(
+        concept=parameters["concept_class"], domain_size=parameters["domain_size"],
+        n_private=parameters["n_private"], n_public=parameters["n_public"], epsilon=parameters["epsilon"],
+        representative=parameters["representative"], variant=mechanism,
+    )
+
+
 def cases() -> list[AuditCase]:
     """The C13 rows: ASSPP (thresholds, both representative rules, intervals, a larger public sample, a
     closed-form two-candidate instance) and the two mutants, on small instances."""
     base = {"concept_class": "thresholds", "domain_size": 3, "n_private": 3, "n_public": 2, "epsilon": 1.0,
             "representative": "first"}
-
-    def row(mechanism: str, parameters: dict, description: str) -> AuditCase:
-        run = partial(
-            measure_asspp, concept=parameters["concept_class"], domain_size=parameters["domain_size"],
-            n_private=parameters["n_private"], n_public=parameters["n_public"], epsilon=parameters["epsilon"],
-            representative=parameters["representative"], variant=mechanism,
-        )
-        return AuditCase("C13", mechanism, parameters, run, description)
-
+    last = {**base, "representative": "last"}
+    intervals = {**base, "concept_class": "intervals"}
+    wide = {**base, "n_public": 3}
+    two = {**base, "domain_size": 2, "n_private": 8, "n_public": 1}
     return [
-        row("asspp", base,
-            "Lemma 3.2: for every T_pub in X^2, EM over H~_{T_pub} with score err^ (Delta = 1/n_priv) is "
-            "eps-DP w.r.t. S_priv; tight (eps* = eps) when |H~| = 2."),
-        row("asspp", {**base, "representative": "last"}, "Lemma 3.2 with the last consistent concept as representative."),
-        row("asspp", {**base, "concept_class": "intervals"}, "Lemma 3.2 on intervals over 3 points."),
-        row("asspp", {**base, "n_public": 3}, "Lemma 3.2 for every T_pub in X^3 (T~ can be all of X: H~ = H)."),
-        row("asspp", {**base, "domain_size": 2, "n_private": 8, "n_public": 1},
-            "Lemma 3.2 with two candidates: eps* = ln((1 + e^{eps n/2})/(1 + e^{eps (n-2)/2})) -> eps as n grows."),
-        row("mutant_asspp_without_half", base, "The factor 2 dropped: P ∝ exp(-eps err^/Delta), up to 2 eps."),
-        row("mutant_asspp_cover_with_private_points", base,
-            "H~ built from T_pub together with the private points: the candidate set leaks S_priv (eps* = inf)."),
+        AuditCase("C13", "asspp", base, partial(_run, "asspp", base),
+                  "Lemma 3.2: for every T_pub in X^2, EM over H~_{T_pub} with score err^ (Delta = 1/n_priv) is "
+                  "eps-DP w.r.t. S_priv; tight (eps* = eps) when |H~| = 2."),
+        AuditCase("C13", "asspp", last, partial(_run, "asspp", last),
+                  "Lemma 3.2 with the last consistent concept as representative."),
+        AuditCase("C13", "asspp", intervals, partial(_run, "asspp", intervals), "Lemma 3.2 on intervals over 3 points."),
+        AuditCase("C13", "asspp", wide, partial(_run, "asspp", wide),
+                  "Lemma 3.2 for every T_pub in X^3 (T~ can be all of X: H~ = H)."),
+        AuditCase("C13", "asspp", two, partial(_run, "asspp", two),
+                  "Lemma 3.2 with two candidates: eps* = ln((1 + e^{eps n/2})/(1 + e^{eps (n-2)/2})) -> eps as n grows."),
+        AuditCase("C13", "mutant_asspp_without_half", base, partial(_run, "mutant_asspp_without_half", base),
+                  "The factor 2 dropped: P ∝ exp(-eps err^/Delta), up to 2 eps.",
+                  expect=Expect.VIOLATED, parent="asspp"),
+        AuditCase("C13", "mutant_asspp_cover_with_private_points", base,
+                  partial(_run, "mutant_asspp_cover_with_private_points", base),
+                  "H~ built from T_pub together with the private points: the candidate set leaks S_priv (eps* = inf).",
+                  expect=Expect.VIOLATED, parent="asspp"),
     ]
+
+
+#: Claim id -> measurement taking instance keyword arguments (``dpverify claim C13 --set ...``).
+CLAIMS = {"C13": measure_asspp}

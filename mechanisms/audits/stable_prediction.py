@@ -1,8 +1,8 @@
-"""Audit measurements for seed 003 (003_d99040f93afebb88.txt): claims C9-C12 and their mutants.
+"""Audit of stable and private predictions (Dagan–Feldman 2020): claims C9-C12 and their mutants.
 
 Each ``measure_*`` function computes one instance exactly (every dataset multiset of size n over
 the labeled records of X, replace-one neighbours, every query x; hypergeometric weights, no
-sampling) with the fast tables of :mod:`mechanisms.stable`, and returns a
+sampling) with the fast tables of :mod:`mechanisms.stable_prediction`, and returns a
 :class:`dpverify.audit.Measurement` with the claim's explicit constants from ``CLAIMS.md``.
 Verdicts come from the one engine (:func:`dpverify.claims.decide_rows`, per query; states and
 certification as in :mod:`dpverify.engine`). A lemma's preconditions are checked when its claim is asserted; pass
@@ -34,13 +34,14 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.audit import AuditCase, Measurement
+from dpverify.audit import AuditCase, Expect, Measurement
 from dpverify.claims import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, table as multiset_table
+from mechanisms.audits._instance import instance
 from mechanisms.relabeling import exact_parameter
-from mechanisms.stable import (
+from mechanisms.stable_prediction import (
     StableParameters,
     a_sta_table,
     appendix_c_table,
@@ -51,6 +52,9 @@ from mechanisms.stable import (
 )
 
 __all__ = [
+    "cases",
+    "instance",
+    "CLAIMS",
     "measure_stability",
     "measure_flip_prediction",
     "measure_subsampled_prediction",
@@ -278,7 +282,7 @@ def measure_subsampled_prediction(
     return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, witness, details)
 
 
-# -- C12: Appendix C (Lemma 15 of 003) --------------------------------------------------------------------
+# -- C12: Appendix C (Lemma 15 of Dagan–Feldman 2020) --------------------------------------------------------------------
 
 
 def appendix_c_constants(epsilon, n: int, n_prime: int) -> float:
@@ -297,10 +301,10 @@ def _check_appendix_c(n: int, n_prime: int, eta, epsilon, alpha, outside_precond
         raise InvalidArgument(f"alpha must be in [0, 1/2] (the flip probability), got alpha={alpha!r}.")
     if outside_preconditions:
         return
-    _precondition(0 < e < 1, "Lemma 15 (003)", "epsilon in (0, 1)", f"epsilon={epsilon}")
-    _precondition(n_prime <= e * n, "Lemma 15 (003)", "n' <= epsilon n", f"n'={n_prime}, epsilon={epsilon}, n={n}")
-    _precondition(e * h * n >= 1, "Lemma 15 (003)", "epsilon >= 1/(eta n)", f"epsilon={epsilon}, eta={eta}, n={n}")
-    _precondition(a > 0, "Lemma 15 (003) with the flip", "alpha > 0", f"alpha={alpha}")
+    _precondition(0 < e < 1, "Lemma 15 (Dagan–Feldman 2020)", "epsilon in (0, 1)", f"epsilon={epsilon}")
+    _precondition(n_prime <= e * n, "Lemma 15 (Dagan–Feldman 2020)", "n' <= epsilon n", f"n'={n_prime}, epsilon={epsilon}, n={n}")
+    _precondition(e * h * n >= 1, "Lemma 15 (Dagan–Feldman 2020)", "epsilon >= 1/(eta n)", f"epsilon={epsilon}, eta={eta}, n={n}")
+    _precondition(a > 0, "Lemma 15 (Dagan–Feldman 2020) with the flip", "alpha > 0", f"alpha={alpha}")
 
 
 def _pairs_with_rest(s_table: MultisetTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -335,7 +339,7 @@ def measure_appendix_c(
     phi: str = "realizable",
     outside_preconditions: bool = False,
 ) -> Measurement:
-    """C12 (003 Lemma 15), before the flip: for every replace-one pair with common rest R, query x
+    """C12 (Dagan–Feldman 2020 Lemma 15), before the flip: for every replace-one pair with common rest R, query x
     and label y, ``P_S(y) <= (1 + 4e^6 n'/(n-n')) e^{3 eps} P_{S'}(y) + delta(R)`` where
     ``delta(R) = |I''|/C(n, n')`` is the exact share of index sets containing the changed index whose
     rest is not an eta-net for H w.r.t. R (data-dependent, computed on the instance).
@@ -450,7 +454,7 @@ def _f(value: Fraction) -> str:
 
 
 def cases() -> list[AuditCase]:
-    """Claims C9-C12 of 003_d99040f93afebb88.txt on their default instances, with mutants."""
+    """Claims C9-C12 of Dagan–Feldman 2020 on their default instances, with mutants."""
     c9 = {"concept": "thresholds", "domain_size": 3, "n": 20, "gamma": Fraction(1, 10)}
     c9_outline = {**c9, "gamma": Fraction(1, 5), "variant": "outline"}
     c10 = {"concept": "thresholds", "domain_size": 3, "n": 20, "epsilon": Fraction(4, 5), "alpha": Fraction(1, 4)}
@@ -464,52 +468,72 @@ def cases() -> list[AuditCase]:
                for k, v in parameters.items()}
         return {**out, **extra}
 
-    def case(claim, mechanism, function, parameters, description, *, measured_only=False, **extra):
-        return AuditCase(claim, mechanism, shown(parameters, **extra),
-                         functools.partial(function, **parameters, **extra), description, measured_only)
+    def run(function, parameters: dict, **extra):
+        return functools.partial(function, **parameters, **extra)
 
+    stability, flip, subsampled = measure_stability, measure_flip_prediction, measure_subsampled_prediction
+    c9_intervals = {**c9, "concept": "intervals", "n": 12, "gamma": Fraction(1, 6)}
+    c12_tiny_alpha = {**c12, "alpha": Fraction(1, 10000)}
+    c12_caught = {**c12, "eta": Fraction(1, 2), "alpha": Fraction(1, 10**6)}
+    violated = Expect.VIOLATED
     return [
-        case("C9", "a_sta", measure_stability, c9,
-             "Lemma 13: A^sta (n' = floor(gamma n), EM at gamma) is 3 gamma-stable; explicit (e^gamma - 1) + n'/n."),
-        case("C9", "a_sta", measure_stability, {**c9, "concept": "intervals", "n": 12, "gamma": Fraction(1, 6)},
-             "Lemma 13 on intervals."),
-        case("C9", "a_sta_outline", measure_stability, c9_outline,
-             "Section 3 outline: |T| = gamma n/2, EM at gamma/4, claim gamma-stable."),
-        case("C9", "mutant_a_sta_no_subsampling", measure_stability, c9,
-             "T = S (n' = n): H_T moves with every record.", mutant="no_subsampling"),
-        case("C9", "a_sta_em_at_2gamma", measure_stability, c9,
-             "Not a mutant of C9: the EM moves each P[h(x) = y] by at most tanh(gamma_EM/4), and only the n'/n "
-             "share of index sets holding the changed record sees another H_T, so with the EM at 2 gamma "
-             "gamma* <= (1 - n'/n) tanh(gamma/2) + n'/n < tanh(gamma/2) + gamma <= 1.5 gamma < 3 gamma on "
-             "every instance (here 0.0841 <= 0.1450 < 0.15). Measured to show it.",
-             measured_only=True, mutant="em_at_2gamma"),
-        case("C10", "flip_prediction", measure_flip_prediction, c10,
-             "Corollary 2: gamma = eps alpha/2 -stable outline A^sta, flip with prob. alpha: eps-DP; "
-             "explicit ln(1 + gamma/alpha)."),
-        case("C10", "flip_prediction_lemma13", measure_flip_prediction, c10_lemma13,
-             "Corollary 2 with Lemma 13's A^sta at gamma/3 (3 (gamma/3) = gamma)."),
-        case("C10", "mutant_no_flip", measure_flip_prediction, c10,
-             "The stable learner's prediction without the flip.", mutant="no_flip"),
-        case("C11", "subsampled_prediction", measure_subsampled_prediction, c11,
-             "Lemma 8: C6 (one record per part, eps-DP) on a uniform eta n -subset: 2 eps eta -DP prediction."),
-        case("C11", "subsampled_prediction_exponential", measure_subsampled_prediction, c11,
-             "Lemma 8 with an EM predictor (EM over the class at eps, predict c(x)).", inner="exponential"),
-        case("C11", "mutant_no_subsampling", measure_subsampled_prediction, c11,
-             "The eps-DP predictor on all of S.", mutant="no_subsampling"),
-        case("C12", "appendix_c", measure_appendix_c, c12,
-             "Lemma 15 (003) before the flip, per pair: (1 + 4e^6 n'/(n-n')) e^{3 eps} multiplicative, "
-             "additive delta(R) = share of index sets whose rest is not an eta-net (computed exactly)."),
-        case("C12", "appendix_c_flipped", measure_appendix_c_flipped, c12,
-             "After the flip: ln(e^{eps'} + delta/alpha). Vacuous on this instance (above ln((1-alpha)/alpha))."),
-        case("C12", "mutant_appendix_c_phi_consistent", measure_appendix_c, c12,
-             "phi_S(h) = the first concept consistent with S_h (not private).", phi="mutant_consistent"),
-        case("C12", "appendix_c_flipped_phi_consistent", measure_appendix_c_flipped, {**c12, "alpha": Fraction(1, 10000)},
-             "Measured: at eta = 1/3, alpha = 1e-4 the non-private phi after the flip still meets "
-             "ln(e^{eps'} + delta/alpha) (7.29 < 7.98): delta = max over rests absorbs its violation. At "
-             "eta = 1/2, alpha = 1e-6 it is caught (next row).",
-             measured_only=True, phi="mutant_consistent"),
-        case("C12", "mutant_appendix_c_flipped_phi_consistent", measure_appendix_c_flipped,
-             {**c12, "eta": Fraction(1, 2), "alpha": Fraction(1, 10**6)},
-             "phi = first consistent concept, then the flip with alpha = 1e-6 at eta = 1/2: eps* 11.76 > "
-             "ln(e^{eps'} + delta/alpha) = 11.43, caught with a witness.", phi="mutant_consistent"),
+        AuditCase("C9", "a_sta", shown(c9), run(stability, c9),
+                  "Lemma 13: A^sta (n' = floor(gamma n), EM at gamma) is 3 gamma-stable; explicit (e^gamma - 1) + n'/n."),
+        AuditCase("C9", "a_sta", shown(c9_intervals), run(stability, c9_intervals), "Lemma 13 on intervals."),
+        AuditCase("C9", "a_sta_outline", shown(c9_outline), run(stability, c9_outline),
+                  "Section 3 outline: |T| = gamma n/2, EM at gamma/4, claim gamma-stable."),
+        AuditCase("C9", "mutant_a_sta_no_subsampling", shown(c9, mutant="no_subsampling"),
+                  run(stability, c9, mutant="no_subsampling"),
+                  "T = S (n' = n): H_T moves with every record.", expect=violated, parent="a_sta"),
+        AuditCase("C9", "a_sta_em_at_2gamma", shown(c9, mutant="em_at_2gamma"), run(stability, c9, mutant="em_at_2gamma"),
+                  "Not a mutant of C9: the EM moves each P[h(x) = y] by at most tanh(gamma_EM/4), and only the n'/n "
+                  "share of index sets holding the changed record sees another H_T, so with the EM at 2 gamma "
+                  "gamma* <= (1 - n'/n) tanh(gamma/2) + n'/n < tanh(gamma/2) + gamma <= 1.5 gamma < 3 gamma on "
+                  "every instance (here 0.0841 <= 0.1450 < 0.15). Measured to show it.",
+                  expect=Expect.MEASURED),
+        AuditCase("C10", "flip_prediction", shown(c10), run(flip, c10),
+                  "Corollary 2: gamma = eps alpha/2 -stable outline A^sta, flip with prob. alpha: eps-DP; "
+                  "explicit ln(1 + gamma/alpha)."),
+        AuditCase("C10", "flip_prediction_lemma13", shown(c10_lemma13), run(flip, c10_lemma13),
+                  "Corollary 2 with Lemma 13's A^sta at gamma/3 (3 (gamma/3) = gamma)."),
+        AuditCase("C10", "mutant_no_flip", shown(c10, mutant="no_flip"), run(flip, c10, mutant="no_flip"),
+                  "The stable learner's prediction without the flip.", expect=violated, parent="flip_prediction"),
+        AuditCase("C11", "subsampled_prediction", shown(c11), run(subsampled, c11),
+                  "Lemma 8: C6 (one record per part, eps-DP) on a uniform eta n -subset: 2 eps eta -DP prediction."),
+        AuditCase("C11", "subsampled_prediction_exponential", shown(c11, inner="exponential"),
+                  run(subsampled, c11, inner="exponential"),
+                  "Lemma 8 with an EM predictor (EM over the class at eps, predict c(x))."),
+        AuditCase("C11", "mutant_no_subsampling", shown(c11, mutant="no_subsampling"),
+                  run(subsampled, c11, mutant="no_subsampling"),
+                  "The eps-DP predictor on all of S.", expect=violated, parent="subsampled_prediction"),
+        AuditCase("C12", "appendix_c", shown(c12), run(measure_appendix_c, c12),
+                  "Lemma 15 (Dagan–Feldman) before the flip, per pair: (1 + 4e^6 n'/(n-n')) e^{3 eps} "
+                  "multiplicative, additive delta(R) = share of index sets whose rest is not an eta-net "
+                  "(computed exactly)."),
+        AuditCase("C12", "appendix_c_flipped", shown(c12), run(measure_appendix_c_flipped, c12),
+                  "After the flip: ln(e^{eps'} + delta/alpha). Vacuous on this instance (above ln((1-alpha)/alpha))."),
+        AuditCase("C12", "mutant_appendix_c_phi_consistent", shown(c12, phi="mutant_consistent"),
+                  run(measure_appendix_c, c12, phi="mutant_consistent"),
+                  "phi_S(h) = the first concept consistent with S_h (not private).",
+                  expect=violated, parent="appendix_c"),
+        AuditCase("C12", "appendix_c_flipped_phi_consistent", shown(c12_tiny_alpha, phi="mutant_consistent"),
+                  run(measure_appendix_c_flipped, c12_tiny_alpha, phi="mutant_consistent"),
+                  "Measured: at eta = 1/3, alpha = 1e-4 the non-private phi after the flip still meets "
+                  "ln(e^{eps'} + delta/alpha) (7.29 < 7.98): delta = max over rests absorbs its violation. At "
+                  "eta = 1/2, alpha = 1e-6 it is caught (next row).",
+                  expect=Expect.MEASURED, parent="appendix_c_flipped"),
+        AuditCase("C12", "mutant_appendix_c_flipped_phi_consistent", shown(c12_caught, phi="mutant_consistent"),
+                  run(measure_appendix_c_flipped, c12_caught, phi="mutant_consistent"),
+                  "phi = first consistent concept, then the flip with alpha = 1e-6 at eta = 1/2: eps* 11.76 > "
+                  "ln(e^{eps'} + delta/alpha) = 11.43, caught with a witness.",
+                  expect=violated, parent="appendix_c_flipped"),
     ]
+
+
+#: Claim id -> measurement taking instance keyword arguments (``dpverify claim C9 --set ...``).
+CLAIMS = {
+    "C9": measure_stability,
+    "C10": measure_flip_prediction,
+    "C11": measure_subsampled_prediction,
+    "C12": measure_appendix_c,
+}

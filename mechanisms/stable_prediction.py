@@ -1,4 +1,4 @@
-"""Stable and private predictions of 003_d99040f93afebb88.txt (Dagan-Feldman): C9, C11, C12.
+"""Stable and private predictions of Dagan–Feldman 2020 (Dagan-Feldman): C9, C11, C12.
 
 Each learner answers a query ``x`` with a random label; its *prediction* distribution for a dataset
 ``S`` is the probability ``P[A^S(x) = 1]`` for every ``x`` (the paper's randomized hypothesis
@@ -115,7 +115,7 @@ class StableParameters:
 def stable_parameters(
     gamma, n: int, *, variant: str = "lemma13", n_prime: int | None = None, outside_preconditions: bool = False
 ) -> StableParameters:
-    """003, Lemma 13 / Section 3 outline: A^sta's subsample size, EM privacy and claimed stability.
+    """Dagan–Feldman 2020 Lemma 13 / Section 3 outline: A^sta's subsample size, EM privacy and claimed stability.
 
     Args:
         gamma: the stability parameter (a float is read as the fraction it stands for).
@@ -226,7 +226,7 @@ def a_sta_reference(
     concept_class: ConceptClass, S: Sequence[tuple[int, int]], query: int, *, n_prime: int, em_privacy,
     representative: str = "first",
 ) -> Distribution:
-    """003, Appendix B (Lemma 13), literally: ``(1/C(n, n')) sum_I h_{S, S_I}(query)``.
+    """Dagan–Feldman 2020 Appendix B (Lemma 13), literally: ``(1/C(n, n')) sum_I h_{S, S_I}(query)``.
 
     ``h_{S, T}`` = EM over H_T with ``P(h) ∝ exp(-n L_S(h) em_privacy / 2)``; returns the
     distribution of the predicted label.
@@ -276,7 +276,7 @@ def inner_predictor(concept_class: ConceptClass, query: int, epsilon, *, inner: 
                     aggregation: str = "exponential"):
     """An eps-DP prediction algorithm A' for Lemma 8: ``dataset -> Distribution over {0, 1}``.
 
-    ``"realizable"``: C6 (000, Lemma 19) with one record per part; ``"exponential"``: EM over the
+    ``"realizable"``: C6 (Li–Wang–Ye 2025, Lemma 19) with one record per part; ``"exponential"``: EM over the
     class with score = mistakes, ``P(c) ∝ exp(-eps mistakes / 2)``, predict ``c(query)`` (eps-DP by
     Lemma 7 / post-processing).
     """
@@ -301,7 +301,7 @@ def subsampled_prediction_reference(
     concept_class: ConceptClass, S: Sequence[tuple[int, int]], query: int, *, n_prime: int, epsilon,
     inner: str = "realizable", aggregation: str = "exponential",
 ) -> Distribution:
-    """003, Lemma 8, literally: A' on ``S_I`` for each of the ``C(n, n')`` index sets (uniform)."""
+    """Dagan–Feldman 2020 Lemma 8, literally: A' on ``S_I`` for each of the ``C(n, n')`` index sets (uniform)."""
     _check_n_prime(n_prime, len(S))
     predict = inner_predictor(concept_class, query, epsilon, inner=inner, aggregation=aggregation)
     index_sets = list(itertools.combinations(range(len(S)), n_prime))
@@ -359,7 +359,7 @@ def appendix_c_reference(
     concept_class: ConceptClass, S: Sequence[tuple[int, int]], query: int, *, n_prime: int, eta,
     representative: str = "first", phi: str = "realizable",
 ) -> Distribution:
-    """003, Appendix C, Eq. (8)-(9), literally (before the flip): the predicted label's distribution.
+    """Dagan–Feldman 2020 Appendix C, Eq. (8)-(9), literally (before the flip): the predicted label's distribution.
 
     ``h_{S,T} = (1/Z) sum_{h in H_T} lambda_h phi_S(h)`` with ``lambda_h = exp(-L_S(h)/eta)`` and
     ``Z = sum_{h in H_T} lambda_h`` (the paper prints ``H_{S_I}``, the same set for T = S_I);

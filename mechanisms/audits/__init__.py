@@ -1,0 +1,28 @@
+"""The papers' audits, one module per subject; each declares its rows as :class:`dpverify.audit.AuditCase`.
+
+* :mod:`~mechanisms.audits.primitives` — the exponential mechanism (C1) and randomized response;
+* :mod:`~mechanisms.audits.realizable_to_agnostic` — Li–Wang–Ye 2025: A_Relabel, A_Agnostic,
+  A_Auxiliary, subsampling with replacement, private prediction, the baselines (C2-C8);
+* :mod:`~mechanisms.audits.stable_prediction` — Dagan–Feldman 2020: stability, the flip, subsampled
+  prediction, Appendix C (C9-C12);
+* :mod:`~mechanisms.audits.public_data` — Alon–Bassily–Moran 2019: the semi-private ASSPP (C13);
+* :mod:`~mechanisms.audits.item_level` and :mod:`~mechanisms.audits.user_level` — Li–Wang–Ye 2024:
+  item- and user-level pure private learners (C14-C16).
+
+``AUDITS`` is what the project registers under the entry-point group ``dpverify.audits`` (name
+``dpverify``), in report order; another package adds its own audits with an entry point of its own
+(see the README, "Add your own audit").
+"""
+
+from mechanisms.audits import (
+    item_level,
+    primitives,
+    public_data,
+    realizable_to_agnostic,
+    stable_prediction,
+    user_level,
+)
+
+AUDITS = [primitives, realizable_to_agnostic, stable_prediction, public_data, item_level, user_level]
+
+__all__ = ["AUDITS"]
