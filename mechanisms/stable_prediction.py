@@ -23,7 +23,7 @@ Every learner comes as a literal *reference* on an ordered dataset (all ``C(n, n
 and a *fast* exchangeable form over count vectors (sub-multisets grouped by their point support,
 hypergeometric weights), returning ``(MultisetTable, probs)`` with ``probs[i, x, y] = P[A^{S_i}(x)=y]``.
 Both labels are computed as sums of positive terms (never ``1 - p``), so each probability carries a
-small *relative* error, as the checker's error model (:mod:`dpverify.claims`) requires.
+small *relative* error, as the checker's error model (:mod:`dpverify.rows`) requires.
 Tests assert the two agree on every multiset of small instances.
 """
 

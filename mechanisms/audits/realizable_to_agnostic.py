@@ -18,7 +18,7 @@ import numpy as np
 from dpverify.audit import AuditCase, Expect, Measurement, SweepSeries
 from dpverify.engine import Verdict
 from dpverify.checker import verify
-from dpverify.claims import decide_parts, decide_rows, log_rows, multiset_neighbors, worst_over_pairs
+from dpverify.rows import decide_parts, decide_rows, log_rows, multiset_neighbors, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from mechanisms.audits._instance import instance

@@ -4,7 +4,7 @@ Each ``measure_*`` function computes one instance exactly (every dataset multise
 the labeled records of X, replace-one neighbours, every query x; hypergeometric weights, no
 sampling) with the fast tables of :mod:`mechanisms.stable_prediction`, and returns a
 :class:`dpverify.audit.Measurement` with the claim's explicit constants from ``CLAIMS.md``.
-Verdicts come from the one engine (:func:`dpverify.claims.decide_rows`, per query; states and
+Verdicts come from the one engine (:func:`dpverify.rows.decide_rows`, per query; states and
 certification as in :mod:`dpverify.engine`). A lemma's preconditions are checked when its claim is asserted; pass
 ``outside_preconditions=True`` to measure anyway (the verdict is then ``None``: measured only).
 
@@ -35,7 +35,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.audit import AuditCase, Expect, Measurement
-from dpverify.claims import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
+from dpverify.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, table as multiset_table

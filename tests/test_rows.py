@@ -1,4 +1,4 @@
-"""Tests of dpverify.claims: worst case over row pairs and the engine's verdict states (hand examples)."""
+"""Tests of dpverify.rows: worst case over row pairs and the engine's verdict states (hand examples)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from dpverify.claims import decide_parts, decide_rows, multiset_neighbors, pairwise_worst
+from dpverify.rows import decide_parts, decide_rows, multiset_neighbors, pairwise_worst
 from dpverify.engine import DEFAULT_FLOAT_ERROR, RowPairs, Verdict
 
 LN3 = math.log(3)  # 1.0986122886681098
