@@ -111,6 +111,15 @@ class ConceptClass:
             counts += self.matrix[:, x] != bool(y)
         return counts
 
+    def mistake_matrix(self) -> np.ndarray:
+        """``(records, concepts)`` float matrix: 1.0 where the concept mislabels the record, records in
+        :func:`labeled_records` order — ``counts @ mistake_matrix()`` is the mistake count of every
+        concept on every count vector."""
+        universe = labeled_records(self.domain_size)
+        x_of = np.array([x for x, _ in universe])
+        y_of = np.array([y for _, y in universe], dtype=bool)
+        return (self.matrix[:, x_of] != y_of[None, :]).T.astype(float)
+
     def consistent(self, dataset: Sequence[Record]) -> np.ndarray:
         """Indices (class order) of the concepts that label every record of ``dataset`` correctly."""
         return np.flatnonzero(self.mistakes(dataset) == 0)

@@ -27,6 +27,7 @@ from fractions import Fraction
 from numbers import Real
 from typing import Any
 
+import numpy as np
 import sympy
 
 from dpverify.distribution import Distribution
@@ -36,6 +37,7 @@ from dpverify.privacy_loss import check_epsilon
 
 __all__ = [
     "exponential_mechanism",
+    "exponential_rows",
     "exponential_mechanism_without_half",
     "exponential_mechanism_over",
     "threshold_learner",
@@ -126,6 +128,17 @@ def _select_exact(
             "this is a bug in dpverify, please report it with the scores."
         )
     return Distribution(probabilities)
+
+
+def exponential_rows(log_weights: np.ndarray) -> np.ndarray:
+    """The exponential mechanism on every row at once: ``P[..., h] ∝ exp(log_weights[..., h])``.
+
+    ``log_weights`` is ``-epsilon * q / (2 Delta)`` for each candidate (last axis); the largest is
+    subtracted first, so nothing overflows (float64; the vectorised form of
+    :func:`exponential_mechanism` used by the fast tables).
+    """
+    weights = np.exp(log_weights - log_weights.max(axis=-1, keepdims=True))
+    return weights / weights.sum(axis=-1, keepdims=True)
 
 
 def exponential_mechanism(

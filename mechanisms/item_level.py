@@ -33,7 +33,7 @@ the EM's factor 1/2 (equivalently uses ``Delta = 1/n``: up to 2 epsilon), and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -41,7 +41,6 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, Dataset
@@ -58,7 +57,6 @@ __all__ = [
     "select_hypothesis",
     "check_labeled_dataset",
     "exact_epsilon",
-    "mix",
 ]
 
 Selector = Callable[..., Distribution]
@@ -200,22 +198,6 @@ def surrogate_counts(C: ConceptClass, family: Sequence[Labeling], z: Dataset) ->
     return tuple(int(v) for v in (mistakes[:, None] + disagreements).min(axis=0))
 
 
-def mix(weighted: Iterable[tuple[Any, Distribution]], *, exact: bool) -> Distribution:
-    """``sum_j w_j D_j`` of distributions (exact: sympy sums; float: float sums)."""
-    total: dict = {}
-    for weight, dist in weighted:
-        for outcome, p in dist.items():
-            term = (_sympy(weight) if exact else float(weight)) * (p if exact else float(p))
-            total[outcome] = total[outcome] + term if outcome in total else term
-    return Distribution(total)
-
-
-def _sympy(value: Any) -> sympy.Expr:
-    if isinstance(value, Fraction):
-        return sympy.Rational(value.numerator, value.denominator)
-    return sympy.sympify(value)
-
-
 def exact_epsilon(epsilon: Any) -> Any:
     """``epsilon`` as an exact number: a Fraction for int, float (its binary value) and Fraction;
     sympy numbers unchanged."""
@@ -311,7 +293,7 @@ class ItemLevelLearner:
             parts.append((weight, select_hypothesis(counts, family, len(z), self.epsilon, exact, self.selector)))
         if len(parts) == 1:
             return parts[0][1]
-        return mix(parts, exact=exact)
+        return Distribution.mixture(parts)
 
 
 class MutantFamilyFromData(ItemLevelLearner):

@@ -28,14 +28,9 @@ import numpy as np
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
 from dpverify.errors import InvalidArgument
+from mechanisms.exponential import exponential_rows
 
 __all__ = ["ExponentialLearner", "LeakyLearner", "ConsistentLearner", "learner", "LEARNERS"]
-
-
-def _softmax_rows(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    weights = np.exp(shifted)
-    return weights / weights.sum(axis=-1, keepdims=True)
 
 
 def _first_consistent_with(concept_class: ConceptClass, x: int, y: int) -> int:
@@ -62,10 +57,10 @@ class ExponentialLearner:
 
     def __call__(self, dataset: tuple) -> Distribution:
         mistakes = self.concept_class.mistakes(dataset)
-        return Distribution(dict(enumerate(_softmax_rows(-self.learner_epsilon * mistakes / 2.0).tolist())))
+        return Distribution(dict(enumerate(exponential_rows(-self.learner_epsilon * mistakes / 2.0).tolist())))
 
     def on_labelings(self, point_counts: np.ndarray, representatives: np.ndarray, mistakes: np.ndarray) -> np.ndarray:
-        return _softmax_rows(-self.learner_epsilon * mistakes / 2.0)
+        return exponential_rows(-self.learner_epsilon * mistakes / 2.0)
 
 
 @dataclass(frozen=True)
@@ -89,7 +84,7 @@ class LeakyLearner:
         return Distribution.mixture([(1 - self.delta, base), (self.delta, leak)])
 
     def on_labelings(self, point_counts: np.ndarray, representatives: np.ndarray, mistakes: np.ndarray) -> np.ndarray:
-        base = _softmax_rows(-self.learner_epsilon * mistakes / 2.0)
+        base = exponential_rows(-self.learner_epsilon * mistakes / 2.0)
         first_x = int(np.flatnonzero(point_counts)[0])
         out = (1 - self.delta) * base
         for row, rep in enumerate(representatives):

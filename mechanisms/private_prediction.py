@@ -19,8 +19,10 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
@@ -38,19 +40,28 @@ def parts_for(epsilon: float, alpha: float) -> int:
     return math.ceil(6 * math.log(4 / alpha) / epsilon)
 
 
-def _aggregate(votes_for_one: float, parts: int, epsilon: float, aggregation: str) -> tuple[float, float]:
-    """(P(0), P(1)) of the aggregated answer."""
+def vote_answer(votes_for_one: Any, parts: int, epsilon: float, aggregation: str = "exponential") -> np.ndarray:
+    """The aggregated answer's ``[..., (P(0), P(1))]`` for every vote count in ``votes_for_one``.
+
+    ``"exponential"``: EM over {0, 1} with score = votes (sensitivity 1), ``P(y) ∝ exp(eps v_y / 2)``,
+    i.e. ``P(1) = expit(eps (2 v - r) / 2)``; the mutant ``"mutant_exponential_without_half"`` drops
+    the 1/2. ``"laplace"``: ``P(v + Lap(1/eps) > r/2)``, ``1/2 e^{-eps t}`` for ``t = r/2 - v >= 0``
+    and ``1 - 1/2 e^{eps t}`` below.
+    """
+    votes = np.asarray(votes_for_one, dtype=float)
     if aggregation == "laplace":
-        # P(votes + Lap(b) > r/2) with b = 1/eps: 1/2 e^{-t/b} for t >= 0, 1 - 1/2 e^{t/b} below.
-        t = parts / 2 - votes_for_one
-        b = 1 / epsilon
-        one = 0.5 * math.exp(-t / b) if t >= 0 else 1 - 0.5 * math.exp(t / b)
-        return 1 - one, one
-    scale = epsilon / 2 if aggregation == "exponential" else epsilon
-    logits = np.array([scale * (parts - votes_for_one), scale * votes_for_one])
-    weights = np.exp(logits - logits.max())
-    p = weights / weights.sum()
-    return float(p[0]), float(p[1])
+        t = parts / 2 - votes
+        one = np.where(t >= 0, 0.5 * np.exp(-np.abs(t) * epsilon), 1 - 0.5 * np.exp(-np.abs(t) * epsilon))
+    else:
+        scale = epsilon / 2 if aggregation == "exponential" else epsilon
+        one = expit(scale * (2 * votes - parts))
+    return np.stack([1 - one if aggregation == "laplace" else expit(-scale * (2 * votes - parts)), one], axis=-1)
+
+
+def _aggregate(votes_for_one: float, parts: int, epsilon: float, aggregation: str) -> tuple[float, float]:
+    """(P(0), P(1)) of the aggregated answer (:func:`vote_answer` on one count)."""
+    p0, p1 = vote_answer(votes_for_one, parts, epsilon, aggregation)
+    return float(p0), float(p1)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -201,9 +201,7 @@ def relabel_tables(
     d = concept_class.domain_size
     universe = labeled_records(d)
     C = concept_class.matrix
-    x_of = np.array([x for x, _ in universe])
-    y_of = np.array([y for _, y in universe], dtype=bool)
-    mistake = (C[:, x_of] != y_of[None, :]).T.astype(float)  # (records, concepts)
+    mistake = concept_class.mistake_matrix()  # (records, concepts)
     t_table, w_table = table(len(universe), k), table(len(universe), n - k)
     size_w = n - k
     err_w = w_table.counts @ mistake  # mistake counts on w, (Nw, |C|)

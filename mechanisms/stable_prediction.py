@@ -36,13 +36,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import expit
 
 from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass, labeled_records
+from dpverify.domains import ConceptClass
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, hypergeometric_weights, table
-from mechanisms.private_prediction import RealizablePredictor
+from mechanisms.exponential import exponential_rows
+from mechanisms.private_prediction import RealizablePredictor, vote_answer
 from mechanisms.relabeling import exact_parameter
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "appendix_c_table",
     "not_net_reference",
     "not_net_table",
-    "flip_probs",
 ]
 
 VARIANTS = ("lemma13", "outline")
@@ -154,20 +153,6 @@ def stable_parameters(
 # -- shared pieces --------------------------------------------------------------------------------
 
 
-def _softmax_rows(logits: np.ndarray) -> np.ndarray:
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    weights = np.exp(shifted)
-    return weights / weights.sum(axis=-1, keepdims=True)
-
-
-def _mistake_matrix(concept_class: ConceptClass) -> np.ndarray:
-    """``(records, concepts)``: 1.0 where the concept mislabels the record (labeled_records order)."""
-    universe = labeled_records(concept_class.domain_size)
-    x_of = np.array([x for x, _ in universe])
-    y_of = np.array([y for _, y in universe], dtype=bool)
-    return (concept_class.matrix[:, x_of] != y_of[None, :]).T.astype(float)
-
-
 def _support_groups(t_table: MultisetTable) -> dict[tuple[int, ...], list[int]]:
     """Sub-multisets grouped by their point support (the distinct x of T): H_T depends on it only."""
     points = t_table.counts[:, 0::2] + t_table.counts[:, 1::2]
@@ -212,13 +197,6 @@ def _labels(C_rows: np.ndarray) -> np.ndarray:
     return np.stack([~C_rows, C_rows], axis=-1).astype(float)
 
 
-def flip_probs(probs: np.ndarray, alpha) -> np.ndarray:
-    """Corollary 2's flip on ``probs[..., y]``: ``P'(y) = (1 - alpha) P(y) + alpha P(1 - y)``
-    (:func:`mechanisms.label_flip.flip` on every row)."""
-    a = float(alpha)
-    return (1 - a) * probs + a * probs[..., ::-1]
-
-
 # -- A^sta (C9) -----------------------------------------------------------------------------------
 
 
@@ -256,7 +234,7 @@ def a_sta_table(
     """
     _check_n_prime(n_prime, n)
     C = concept_class.matrix
-    mistake = _mistake_matrix(concept_class)
+    mistake = concept_class.mistake_matrix()
     z = mistake.shape[0]
     s_table, t_table = table(z, n), table(z, n_prime)
     mistakes_S = s_table.counts @ mistake  # (datasets, concepts)
@@ -264,7 +242,7 @@ def a_sta_table(
     em = float(em_privacy)
     for support, weight in _support_weights(s_table.counts, t_table):
         reps = np.array(list(concept_class.labelings(support, representative=representative).values()))
-        chosen = _softmax_rows(-em * mistakes_S[:, reps] / 2)  # (datasets, |H_T|)
+        chosen = exponential_rows(-em * mistakes_S[:, reps] / 2)  # (datasets, |H_T|)
         probs += weight[:, None, None] * np.einsum("ih,hxy->ixy", chosen, _labels(C[reps]))
     return s_table, probs
 
@@ -312,22 +290,16 @@ def _inner_on_multisets(concept_class: ConceptClass, t_table: MultisetTable, eps
                         aggregation: str) -> np.ndarray:
     """``out[j, x, y] = P[A'(t_j)(x) = y]`` for every sub-multiset t_j (the inner predictor, vectorised)."""
     C = concept_class.matrix
-    mistake = _mistake_matrix(concept_class)
+    mistake = concept_class.mistake_matrix()
     if inner == "exponential":
-        return np.einsum("jc,cxy->jxy", _softmax_rows(-epsilon * (t_table.counts @ mistake) / 2), _labels(C))
+        return np.einsum("jc,cxy->jxy", exponential_rows(-epsilon * (t_table.counts @ mistake) / 2), _labels(C))
     # C6, one record per part: part i votes g_i(x), g_i = first ERM of its single record.
     vote_of = C[np.argmin(mistake, axis=1)].astype(float)  # (records, queries)
     votes = t_table.counts @ vote_of
     size = int(t_table.counts[0].sum())
     if aggregation != "exponential":
         raise InvalidArgument(f"the fast Lemma 8 table implements aggregation='exponential', got {aggregation!r}.")
-    return _vote_answer(votes, size, epsilon)
-
-
-def _vote_answer(votes: np.ndarray, parts: int, epsilon: float) -> np.ndarray:
-    """C6's EM aggregation: ``P(y) ∝ exp(eps votes(y) / 2)``, both labels as logistic values."""
-    argument = epsilon * (2 * votes - parts) / 2
-    return np.stack([expit(-argument), expit(argument)], axis=-1)
+    return vote_answer(votes, size, epsilon)
 
 
 def subsampled_prediction_table(
@@ -400,7 +372,7 @@ def appendix_c_table(
     _check_n_prime(n_prime, n)
     C = concept_class.matrix
     d = concept_class.domain_size
-    mistake = _mistake_matrix(concept_class)
+    mistake = concept_class.mistake_matrix()
     z = mistake.shape[0]
     e = exact_parameter(eta)
     privacy = float(1 / (e * n))
@@ -412,12 +384,12 @@ def appendix_c_table(
     probs = np.zeros((len(s_table), d, 2))
     for support, weight in _support_weights(s_table.counts, t_table):
         reps = np.array(list(concept_class.labelings(support, representative=representative).values()))
-        lam = _softmax_rows(-mistakes_S[:, reps] / (n * float(e)))  # lambda_h / Z
+        lam = exponential_rows(-mistakes_S[:, reps] / (n * float(e)))  # lambda_h / Z
         answer = np.zeros((len(s_table), d, 2))
         for column, h in enumerate(reps):
             if phi == "realizable":
                 votes = points_S @ C[first_with[np.arange(d), C[h].astype(int)]].astype(float)
-                said = _vote_answer(votes, n, privacy)
+                said = vote_answer(votes, n, privacy)
             else:  # the first concept agreeing with h on S's points (deterministic, not private)
                 disagree = points_S @ (C != C[h][None, :]).T.astype(float)  # (datasets, concepts)
                 said = _labels(C[np.argmax(disagree == 0, axis=1)])

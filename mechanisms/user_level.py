@@ -24,7 +24,6 @@ from dpverify.domains import ConceptClass
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.item_level import (
     hypothesis_families,
-    mix,
     select_hypothesis,
 )
 from mechanisms.private_min_error import PrivateMinError
@@ -137,12 +136,12 @@ class UserLevelLearner:
                     for w, family, counts in zip(self.H.weights, self.H.families, self._counts(users, t))
                     if w != 0
                 ]
-                by_level[t] = selections[0][1] if len(selections) == 1 else mix(selections, exact=exact)
+                by_level[t] = selections[0][1] if len(selections) == 1 else Distribution.mixture(selections)
             if self.reveal_estimate:
                 parts.append((p, Distribution({(eta_hat, h): q for h, q in by_level[t].items()})))
             else:
                 parts.append((p, by_level[t]))
-        return mix(parts, exact=exact)
+        return Distribution.mixture(parts)
 
 
 class MutantUserLevelWithoutComposition(UserLevelLearner):

@@ -18,13 +18,12 @@ from dpverify.checker import check_exchangeable
 from dpverify.distribution import Distribution
 from dpverify.domains import intervals, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
-from mechanisms.label_flip import flip
+from mechanisms.label_flip import flip, flip_rows
 from mechanisms.stable_prediction import (
     a_sta_reference,
     a_sta_table,
     appendix_c_reference,
     appendix_c_table,
-    flip_probs,
     inner_predictor,
     not_net_reference,
     not_net_table,
@@ -302,7 +301,7 @@ def test_not_net_fast_matches_reference(cc, n, n_prime, eta):
 def test_flip_probs_is_label_flip():
     # P = (1/4, 3/4), alpha = 1/10: P'(1) = 9/10 * 3/4 + 1/10 * 1/4 = 7/10 (as in test_label_flip).
     probs = np.array([[[0.25, 0.75]]])
-    flipped = flip_probs(probs, Fraction(1, 10))
+    flipped = flip_rows(probs, Fraction(1, 10))
     expected = flip(Distribution({0: 0.25, 1: 0.75}), 0.1)
     assert flipped[0, 0] == pytest.approx([expected[0], expected[1]], rel=1e-15)
     assert flipped[0, 0, 1] == pytest.approx(0.7, rel=1e-15)

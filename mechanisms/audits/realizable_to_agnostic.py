@@ -16,16 +16,29 @@ from typing import Any
 import numpy as np
 
 from dpverify.audit import AuditCase, Expect, Measurement, SweepSeries
-from dpverify.engine import Verdict
 from dpverify.checker import verify
-from dpverify.rows import decide_parts, decide_rows, log_rows, multiset_neighbors, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
+from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
+from dpverify.multisets import MultisetTable
+from dpverify.multisets import table as multiset_table
+from dpverify.rows import (
+    decide_parts,
+    decide_rows,
+    log_rows,
+    multiset_neighbors,
+    worst_over_pairs,
+)
 from mechanisms.audits._instance import instance
-from dpverify.multisets import MultisetTable, table as multiset_table
 from mechanisms.learners import learner as make_learner
 from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
-from mechanisms.relabeling import agnostic_table, auxiliary, exact_parameter, relabel_tables, subsample_size
+from mechanisms.relabeling import (
+    agnostic_table,
+    auxiliary,
+    exact_parameter,
+    relabel_tables,
+    subsample_size,
+)
 
 __all__ = [
     "cases",

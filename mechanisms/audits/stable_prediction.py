@@ -35,17 +35,24 @@ from fractions import Fraction
 import numpy as np
 
 from dpverify.audit import AuditCase, Expect, Measurement
-from dpverify.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
-from dpverify.multisets import MultisetTable, table as multiset_table
+from dpverify.multisets import MultisetTable
+from dpverify.multisets import table as multiset_table
+from dpverify.rows import (
+    PartsDecision,
+    decide_parts,
+    decide_rows,
+    multiset_neighbors,
+    worst_over_pairs,
+)
 from mechanisms.audits._instance import instance
+from mechanisms.label_flip import flip_rows
 from mechanisms.relabeling import exact_parameter
 from mechanisms.stable_prediction import (
     StableParameters,
     a_sta_table,
     appendix_c_table,
-    flip_probs,
     not_net_table,
     stable_parameters,
     subsampled_prediction_table,
@@ -214,7 +221,7 @@ def measure_flip_prediction(
     gamma = float(e * a / 2)
     cc = concept_class(concept, domain_size)
     s_table, stable_probs = a_sta_table(cc, n, parameters.n_prime, parameters.em_privacy)
-    probs = stable_probs if mutant == "no_flip" else flip_probs(stable_probs, a)
+    probs = stable_probs if mutant == "no_flip" else flip_rows(stable_probs, a)
     claimed = float(e)
     worst = _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=claimed)
     holds = None if outside_preconditions else worst.verdict
@@ -429,7 +436,7 @@ def measure_appendix_c_flipped(
     multiplicative = appendix_c_constants(epsilon, n, n_prime)
     delta_max = float(n_prime / n * fraction.max())
     claimed = math.log(math.exp(multiplicative) + delta_max / float(a)) if a > 0 else math.inf
-    final = flip_probs(probs, a)
+    final = flip_rows(probs, a)
     worst = _per_query_decision(s_table, labeled_records(domain_size), final, epsilon=claimed)
     holds = None if outside_preconditions else worst.verdict
     witness = worst.witness_text(_query)

@@ -44,7 +44,10 @@ from mechanisms.audits.item_level import (
     _relation,
     hypothesis_family,
 )
-from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half
+from mechanisms.exponential import (
+    exponential_mechanism,
+    exponential_mechanism_without_half,
+)
 from mechanisms.private_min_error import PrivateCompare
 from mechanisms.private_threshold import (
     MutantThresholdScaleInverted,
