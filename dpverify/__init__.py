@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (
         verify,
     )
     from dpverify.distribution import Distribution
+    from dpverify.mechanism import ExactMechanism, Learner, Mechanism, mutant
     from dpverify.public_data import all_public_samples, verify_with_public_data
 
 __all__ = [
@@ -45,6 +46,10 @@ __all__ = [
     "Witness",
     "Verdict",
     "Distribution",
+    "Mechanism",
+    "ExactMechanism",
+    "Learner",
+    "mutant",
     "DpverifyError",
     "InvalidArgument",
     "EnumerationTooLarge",
@@ -63,6 +68,10 @@ _LAZY = {
     "Witness": "checker",
     "Verdict": "checker",
     "Distribution": "distribution",
+    "Mechanism": "mechanism",
+    "ExactMechanism": "mechanism",
+    "Learner": "mechanism",
+    "mutant": "mechanism",
     "verify_with_public_data": "public_data",
     "all_public_samples": "public_data",
 }

@@ -33,6 +33,7 @@ import sympy
 from dpverify.distribution import Distribution
 from dpverify.domains import Dataset, thresholds
 from dpverify.errors import InvalidArgument
+from dpverify.mechanism import mutant
 from dpverify.privacy_loss import check_epsilon
 
 __all__ = [
@@ -164,6 +165,7 @@ def exponential_mechanism(
     return _select(scores, epsilon, sensitivity, exact, divisor=2)
 
 
+@mutant(of=exponential_mechanism, broken="the factor 1/2 dropped: P ∝ exp(-eps q / Delta), up to 2 eps")
 def exponential_mechanism_without_half(
     scores: Mapping[Hashable, Any], *, epsilon: Any, sensitivity: Any, exact: bool = False
 ) -> Distribution:

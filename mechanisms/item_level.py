@@ -45,6 +45,7 @@ import numpy as np
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, Dataset
 from dpverify.errors import InvalidArgument
+from dpverify.mechanism import mutant
 from dpverify.privacy_loss import check_epsilon
 from mechanisms.exponential import exponential_mechanism
 
@@ -296,6 +297,7 @@ class ItemLevelLearner:
         return Distribution.mixture(parts)
 
 
+@mutant(of=ItemLevelLearner, broken="the hypothesis family is built from the sample")
 class MutantFamilyFromData(ItemLevelLearner):
     """Mutant of Li–Wang–Ye 2024 Thm. 3.4: ``H`` is built from the sample (``H ~ P`` must not look at ``z``).
 

@@ -28,6 +28,7 @@ import numpy as np
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
 from dpverify.errors import InvalidArgument
+from dpverify.mechanism import mutant
 from mechanisms.exponential import exponential_rows
 
 __all__ = ["ExponentialLearner", "LeakyLearner", "ConsistentLearner", "learner", "LEARNERS"]
@@ -94,6 +95,7 @@ class LeakyLearner:
 
 
 @dataclass(frozen=True)
+@mutant(of=ExponentialLearner, broken="outputs the first consistent concept: not private")
 class ConsistentLearner:
     """The first concept (class order) consistent with the input: not private (a mutant)."""
 

@@ -27,6 +27,7 @@ import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.mechanism import mutant
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.laplace import argmin_distribution
 from mechanisms.user_data import (
@@ -245,6 +246,7 @@ class PrivateThreshold:
         return Distribution(run(1, 0, self.N))
 
 
+@mutant(of=PrivateThreshold, broken="eps' = eps/T: the four steps of a round not composed")
 class MutantThresholdWithoutComposition(PrivateThreshold):
     """Mutant of Li–Wang–Ye 2024 Alg. 1: ``eps' = eps/T`` (the four eps'-steps of a round not composed): up to 4 eps."""
 
@@ -252,6 +254,7 @@ class MutantThresholdWithoutComposition(PrivateThreshold):
         return self.epsilon / self.T
 
 
+@mutant(of=PrivateThreshold, broken="the Laplace scale written eps'/n instead of 1/(n eps')")
 class MutantThresholdScaleInverted(PrivateThreshold):
     """Mutant of Li–Wang–Ye 2024 Alg. 1: the Laplace scale written ``eps'/n`` instead of ``1/(n eps')``."""
 

@@ -43,6 +43,7 @@ from typing import Any
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, Dataset, RepresentativeRule
 from dpverify.errors import InvalidArgument
+from dpverify.mechanism import mutant
 from dpverify.privacy_loss import check_epsilon
 from mechanisms.exponential import exponential_mechanism
 
@@ -167,6 +168,7 @@ class ASSPP:
         return dataset
 
 
+@mutant(of=ASSPP, broken="the candidate set built with the private points")
 class MutantCoverWithPrivatePoints(ASSPP):
     """Mutant of Alon–Bassily–Moran 2019 Alg. 1: ``H~`` built from ``T~`` together with the private points.
 

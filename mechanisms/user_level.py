@@ -21,6 +21,7 @@ import numpy as np
 
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
+from dpverify.mechanism import mutant
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.item_level import (
     hypothesis_families,
@@ -144,6 +145,7 @@ class UserLevelLearner:
         return Distribution.mixture(parts)
 
 
+@mutant(of=UserLevelLearner, broken="PrivateMinError and the EM both at eps (the budget not split)")
 class MutantUserLevelWithoutComposition(UserLevelLearner):
     """Mutant of Li–Wang–Ye 2024 Thm. 4.6: PrivateMinError and the EM both at ``eps`` (no split): up to 2 eps."""
 
