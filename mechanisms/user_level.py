@@ -23,10 +23,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
 from dpverify.mechanism import mutant
 from mechanisms.exponential import exponential_mechanism
-from mechanisms.item_level import (
-    hypothesis_families,
-    select_hypothesis,
-)
+from mechanisms.item_level import hypothesis_families, select_hypothesis
 from mechanisms.private_min_error import PrivateMinError
 from mechanisms.user_data import (
     Selector,

@@ -18,16 +18,18 @@ from dpverify.checker import analyze, verify
 from dpverify.domains import labeled_records, thresholds
 from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
+from mechanisms.audits import agnostic_prediction, stable_prediction
+from mechanisms.audits.agnostic_prediction import appendix_c_constants, measure_appendix_c, measure_appendix_c_flipped
 from mechanisms.audits.stable_prediction import (
-    appendix_c_constants,
-    cases,
     flip_parameters,
-    measure_appendix_c,
-    measure_appendix_c_flipped,
     measure_flip_prediction,
     measure_stability,
     measure_subsampled_prediction,
 )
+
+
+def cases():
+    return stable_prediction.cases() + agnostic_prediction.cases()
 from mechanisms.label_flip import label_flip
 from mechanisms.stable_prediction import a_sta_reference, appendix_c_reference, not_net_reference, subsampled_prediction_reference
 

@@ -4,7 +4,7 @@
 * :mod:`~mechanisms.audits.realizable_to_agnostic` — Li–Wang–Ye 2025: A_Relabel, A_Agnostic,
   A_Auxiliary, subsampling with replacement, private prediction, the baselines (C2-C8);
 * :mod:`~mechanisms.audits.stable_prediction` — Dagan–Feldman 2020: stability, the flip, subsampled
-  prediction, Appendix C (C9-C12);
+  prediction (C9-C11); :mod:`~mechanisms.audits.agnostic_prediction` — its Appendix C learner (C12);
 * :mod:`~mechanisms.audits.public_data` — Alon–Bassily–Moran 2019: the semi-private ASSPP (C13);
 * :mod:`~mechanisms.audits.item_level` and :mod:`~mechanisms.audits.user_level` — Li–Wang–Ye 2024:
   item- and user-level pure private learners (C14-C16).
@@ -15,6 +15,7 @@
 """
 
 from mechanisms.audits import (
+    agnostic_prediction,
     item_level,
     primitives,
     public_data,
@@ -23,6 +24,6 @@ from mechanisms.audits import (
     user_level,
 )
 
-AUDITS = [primitives, realizable_to_agnostic, stable_prediction, public_data, item_level, user_level]
+AUDITS = [primitives, realizable_to_agnostic, stable_prediction, agnostic_prediction, public_data, item_level, user_level]
 
 __all__ = ["AUDITS"]

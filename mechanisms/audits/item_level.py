@@ -25,10 +25,7 @@ from dpverify.domains import ConceptClass, concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import user_level
 from mechanisms.audits._instance import instance
-from mechanisms.exponential import (
-    exponential_mechanism,
-    exponential_mechanism_without_half,
-)
+from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half
 from mechanisms.item_level import ItemLevelLearner, MutantFamilyFromData
 
 __all__ = ["ITEM_LEVEL_VARIANTS", "RELATIONS", "hypothesis_family", "measure_item_level", "cases", "instance", "CLAIMS"]

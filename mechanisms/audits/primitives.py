@@ -20,10 +20,7 @@ from dpverify.checker import verify
 from dpverify.domains import labeled_records
 from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
-from mechanisms.randomized_response import (
-    randomized_response_mechanism,
-    subsampled_randomized_response,
-)
+from mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response
 
 __all__ = ["cases", "instance", "CLAIMS"]
 

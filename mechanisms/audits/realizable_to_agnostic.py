@@ -22,23 +22,11 @@ from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from dpverify.multisets import table as multiset_table
-from dpverify.rows import (
-    decide_parts,
-    decide_rows,
-    log_rows,
-    multiset_neighbors,
-    worst_over_pairs,
-)
+from dpverify.rows import decide_parts, decide_rows, log_rows, multiset_neighbors, worst_over_pairs
 from mechanisms.audits._instance import instance
 from mechanisms.learners import learner as make_learner
 from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
-from mechanisms.relabeling import (
-    agnostic_table,
-    auxiliary,
-    exact_parameter,
-    relabel_tables,
-    subsample_size,
-)
+from mechanisms.relabeling import agnostic_table, auxiliary, exact_parameter, relabel_tables, subsample_size
 
 __all__ = [
     "cases",

@@ -1,4 +1,4 @@
-"""Audit of stable and private predictions (Dagan–Feldman 2020): claims C9-C12 and their mutants.
+"""Audit of stable and private predictions (Dagan–Feldman 2020): claims C9-C11 and their mutants.
 
 Each ``measure_*`` function computes one instance exactly (every dataset multiset of size n over
 the labeled records of X, replace-one neighbours, every query x; hypergeometric weights, no
@@ -20,10 +20,8 @@ Mutants (``mutant`` argument; each is checked against its parent's claim):
   1.5 gamma, below the claimed 3 gamma on every instance.
 * C10 ``"no_flip"``: the stable learner's prediction without the flip.
 * C11 ``"no_subsampling"``: the eps-DP inner predictor on all of S.
-* C12 ``phi="mutant_consistent"``: phi_S(h) = the first concept consistent with S_h (not private);
-  after the flip (:func:`measure_appendix_c_flipped`) it is caught at eta = 1/2, alpha = 1e-6
-  (eps* 11.76 > 11.43); at larger alpha the flipped claim exceeds ``ln((1 - alpha)/alpha)`` on small
-  instances and holds for anything.
+
+Appendix C's learner (C12) is audited in :mod:`mechanisms.audits.agnostic_prediction`.
 """
 
 from __future__ import annotations
@@ -38,25 +36,11 @@ from dpverify.audit import AuditCase, Expect, Measurement
 from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
-from dpverify.multisets import table as multiset_table
-from dpverify.rows import (
-    PartsDecision,
-    decide_parts,
-    decide_rows,
-    multiset_neighbors,
-    worst_over_pairs,
-)
+from dpverify.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
 from mechanisms.audits._instance import instance
 from mechanisms.label_flip import flip_rows
 from mechanisms.relabeling import exact_parameter
-from mechanisms.stable_prediction import (
-    StableParameters,
-    a_sta_table,
-    appendix_c_table,
-    not_net_table,
-    stable_parameters,
-    subsampled_prediction_table,
-)
+from mechanisms.stable_prediction import StableParameters, a_sta_table, stable_parameters, subsampled_prediction_table
 
 __all__ = [
     "cases",
@@ -65,11 +49,8 @@ __all__ = [
     "measure_stability",
     "measure_flip_prediction",
     "measure_subsampled_prediction",
-    "measure_appendix_c",
-    "measure_appendix_c_flipped",
-    "appendix_c_constants",
     "flip_parameters",
-    "cases",
+    "shown",
 ]
 
 E6 = math.exp(6)
@@ -289,251 +270,57 @@ def measure_subsampled_prediction(
     return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, witness, details)
 
 
-# -- C12: Appendix C (Lemma 15 of Dagan–Feldman 2020) --------------------------------------------------------------------
-
-
-def appendix_c_constants(epsilon, n: int, n_prime: int) -> float:
-    """Lemma 15's explicit multiplicative part as an epsilon: ``ln((1 + 4e^6 n'/(n-n')) e^{3 eps})``
-    (Eq. (13) with Lemma 18's 4e^6 and Lemma 19's e^{3 eps})."""
-    if n_prime >= n:
-        return math.inf
-    return math.log1p(4 * E6 * n_prime / (n - n_prime)) + 3 * float(exact_parameter(epsilon))
-
-
-def _check_appendix_c(n: int, n_prime: int, eta, epsilon, alpha, outside_preconditions: bool) -> None:
-    h, e, a = exact_parameter(eta), exact_parameter(epsilon), exact_parameter(alpha)
-    if h <= 0:
-        raise InvalidArgument(f"eta must be > 0, got eta={eta!r}.")
-    if not 0 <= a <= Fraction(1, 2):
-        raise InvalidArgument(f"alpha must be in [0, 1/2] (the flip probability), got alpha={alpha!r}.")
-    if outside_preconditions:
-        return
-    _precondition(0 < e < 1, "Lemma 15 (Dagan–Feldman 2020)", "epsilon in (0, 1)", f"epsilon={epsilon}")
-    _precondition(n_prime <= e * n, "Lemma 15 (Dagan–Feldman 2020)", "n' <= epsilon n", f"n'={n_prime}, epsilon={epsilon}, n={n}")
-    _precondition(e * h * n >= 1, "Lemma 15 (Dagan–Feldman 2020)", "epsilon >= 1/(eta n)", f"epsilon={epsilon}, eta={eta}, n={n}")
-    _precondition(a > 0, "Lemma 15 (Dagan–Feldman 2020) with the flip", "alpha > 0", f"alpha={alpha}")
-
-
-def _pairs_with_rest(s_table: MultisetTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Replace-one pairs ``(R + e_a, R + e_b)``, a < b, with the index of their common rest R."""
-    z, n = s_table.universe_size, s_table.n
-    rests = multiset_table(z, n - 1)
-    eye = np.eye(z, dtype=np.int64)
-    members = np.stack([s_table.index(rests.counts + eye[a]) for a in range(z)], axis=1)
-    a, b = np.triu_indices(z, k=1)
-    rest = np.repeat(np.arange(len(rests)), a.size)
-    return members[:, a].ravel(), members[:, b].ravel(), rest
-
-
-@functools.lru_cache(maxsize=16)
-def _appendix_c_instance(concept: str, domain_size: int, n: int, n_prime: int, eta: Fraction, phi: str):
-    cc = concept_class(concept, domain_size)
-    s_table, probs = appendix_c_table(cc, n, n_prime, eta, phi=phi)
-    rest_table, fraction = not_net_table(cc, n, n_prime, eta)
-    left, right, rest = _pairs_with_rest(s_table)
-    return s_table, probs, rest_table, fraction, left, right, rest
-
-
-def measure_appendix_c(
-    *,
-    concept: str = "thresholds",
-    domain_size: int = 3,
-    n: int = 12,
-    n_prime: int = 3,
-    eta=Fraction(1, 3),
-    epsilon=Fraction(1, 4),
-    alpha=Fraction(1, 4),
-    phi: str = "realizable",
-    outside_preconditions: bool = False,
-) -> Measurement:
-    """C12 (Dagan–Feldman 2020 Lemma 15), before the flip: for every replace-one pair with common rest R, query x
-    and label y, ``P_S(y) <= (1 + 4e^6 n'/(n-n')) e^{3 eps} P_{S'}(y) + delta(R)`` where
-    ``delta(R) = |I''|/C(n, n')`` is the exact share of index sets containing the changed index whose
-    rest is not an eta-net for H w.r.t. R (data-dependent, computed on the instance).
-
-    Measured: ``epsilon_star`` = the smallest multiplicative part that makes every pair hold given
-    its delta(R); ``delta_star`` = the worst hockey-stick value at the claimed multiplicative part;
-    ``claimed_delta`` = max over R of delta(R). ``phi="mutant_consistent"`` is the mutant.
-    """
-    _check_appendix_c(n, n_prime, eta, epsilon, alpha, outside_preconditions)
-    s_table, probs, rest_table, fraction, left, right, rest = _appendix_c_instance(
-        concept, domain_size, n, n_prime, exact_parameter(eta), phi)
-    claimed_epsilon = appendix_c_constants(epsilon, n, n_prime)
-    factor = math.exp(claimed_epsilon)
-    additive = n_prime / n * fraction[rest]  # delta(R) of each pair
-    worst_excess, worst_hockey, needed, pure = -math.inf, 0.0, 0.0, 0.0
-    for x in range(probs.shape[1]):
-        rows = _rows(probs, x)
-        for a, b in ((left, right), (right, left)):
-            p, q = rows[a], rows[b]
-            gap = (p - factor * q).max(axis=1)  # the hockey-stick value before clamping at 0
-            worst_excess = max(worst_excess, float((gap - additive).max(initial=-math.inf)))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                log_ratio = np.where(p > 0, np.log(p) - np.log(q), -np.inf).max(axis=1)
-                over = p - additive[:, None]
-                ratio = np.where(over > 0, np.log(np.where(over > 0, over, 1.0)) - np.log(q), -np.inf)
-            worst_hockey = max(worst_hockey, float(np.maximum(gap, 0.0).max()))
-            needed = max(needed, float(np.nanmax(ratio)))
-            pure = max(pure, float(np.nanmax(log_ratio)))
-    # The verdict: every pair against its own delta(R), by the engine (two outcomes per query, so
-    # the hockey-stick value is the per-label excess of the lemma).
-    universe = labeled_records(domain_size)
-    decision = _per_query_decision(s_table, universe, probs, epsilon=claimed_epsilon, pair_delta=additive,
-                                   pairs=(left, right))
-    holds = None if outside_preconditions else decision.verdict
-    witness = decision.witness_text(lambda x: f"query x = {x} (delta(R) of this pair is the claim's delta)")
-    instance_level = _per_query_decision(s_table, universe, probs, epsilon=claimed_epsilon,
-                                         delta=float(additive.max()), pairs=(left, right))
-    delta_max = float(additive.max())
-    e, h = exact_parameter(epsilon), exact_parameter(eta)
-    details = {
-        "phi": phi,
-        "multiplicative_claimed": factor,
-        "multiplicative_measured": math.exp(needed),
-        "multiplicative_form": "(1 + 4e^6 n'/(n-n')) e^{3 eps}",
-        "multiplicative_tight_lemma19": math.exp(math.log1p(4 * E6 * n_prime / (n - n_prime)) + 3 / float(h * n))
-        if n_prime < n else math.inf,
-        "pure_epsilon_star": pure,
-        "additive_delta_max": delta_max,
-        "additive_fraction_max": float(fraction.max()),
-        "additive_fraction_mean_over_rests": float(fraction.mean()),
-        "rests_not_all_nets": int(np.count_nonzero(fraction)),
-        "rests": len(rest_table),
-        "eta_net_threshold_records": float(h * (n - 1)),
-        "epsilon_slack": claimed_epsilon - needed,
-        "delta_slack": delta_max - worst_hockey,
-        "worst_pair_excess": worst_excess,
-        "verdict_per_pair_delta": str(decision.verdict),
-        "instance_level_verdict": str(instance_level.verdict),
-        "instance_level_holds": instance_level.holds,
-        "epsilon_times_alpha": float(e * exact_parameter(alpha)),
-        "datasets": len(s_table),
-    }
-    return Measurement(needed, worst_hockey, claimed_epsilon, delta_max, holds, witness, details)
-
-
-def measure_appendix_c_flipped(
-    *,
-    concept: str = "thresholds",
-    domain_size: int = 3,
-    n: int = 12,
-    n_prime: int = 3,
-    eta=Fraction(1, 3),
-    epsilon=Fraction(1, 4),
-    alpha=Fraction(1, 4),
-    phi: str = "realizable",
-    outside_preconditions: bool = False,
-) -> Measurement:
-    """C12 after the flip (Thm. 3's proof: "as in Corollary 2"): pure ``ln(e^{eps'} + delta/alpha)``
-    with eps' and delta = max delta(R) of :func:`measure_appendix_c`.
-
-    The flip alone bounds every output's ratio by ``(1 - alpha)/alpha``; when the claim is above
-    ``ln((1 - alpha)/alpha)`` it holds for *any* flipped learner (``details["claim_vacuous"]``).
-    """
-    _check_appendix_c(n, n_prime, eta, epsilon, alpha, outside_preconditions)
-    s_table, probs, _, fraction, _, _, _ = _appendix_c_instance(concept, domain_size, n, n_prime, exact_parameter(eta), phi)
-    a = exact_parameter(alpha)
-    multiplicative = appendix_c_constants(epsilon, n, n_prime)
-    delta_max = float(n_prime / n * fraction.max())
-    claimed = math.log(math.exp(multiplicative) + delta_max / float(a)) if a > 0 else math.inf
-    final = flip_rows(probs, a)
-    worst = _per_query_decision(s_table, labeled_records(domain_size), final, epsilon=claimed)
-    holds = None if outside_preconditions else worst.verdict
-    witness = worst.witness_text(_query)
-    flip_only = math.log((1 - float(a)) / float(a)) if 0 < a < Fraction(1, 2) else (0.0 if a else math.inf)
-    details = {
-        "final_epsilon_form": "ln(e^{eps'} + delta/alpha), eps' = ln((1 + 4e^6 n'/(n-n')) e^{3 eps})",
-        "multiplicative_epsilon": multiplicative,
-        "additive_delta_max": delta_max,
-        "flip_alone_bound": flip_only,
-        "claim_vacuous": claimed >= flip_only,
-        "slack": claimed - worst.epsilon_star,
-        "datasets": len(s_table),
-    }
-    return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, witness, details)
-
-
 # -- the audit rows -------------------------------------------------------------------------------------
 
 
-def _f(value: Fraction) -> str:
-    return str(Fraction(value))
+def shown(parameters: dict, **extra: object) -> dict:
+    """A row's parameters as reported: ``concept`` as ``concept_class``, fractions as ``"1/3"``."""
+    out = {("concept_class" if k == "concept" else k): (str(Fraction(v)) if isinstance(v, Fraction) else v)
+           for k, v in parameters.items()}
+    return {**out, **extra}
 
 
 def cases() -> list[AuditCase]:
-    """Claims C9-C12 of Dagan–Feldman 2020 on their default instances, with mutants."""
+    """Claims C9-C11 of Dagan–Feldman 2020 on their default instances, with mutants."""
     c9 = {"concept": "thresholds", "domain_size": 3, "n": 20, "gamma": Fraction(1, 10)}
     c9_outline = {**c9, "gamma": Fraction(1, 5), "variant": "outline"}
     c10 = {"concept": "thresholds", "domain_size": 3, "n": 20, "epsilon": Fraction(4, 5), "alpha": Fraction(1, 4)}
     c10_lemma13 = {**c10, "domain_size": 2, "n": 30, "stable": "lemma13"}
     c11 = {"concept": "thresholds", "domain_size": 3, "n": 8, "eta": Fraction(1, 4), "epsilon": Fraction(1, 2)}
-    c12 = {"concept": "thresholds", "domain_size": 3, "n": 12, "n_prime": 3, "eta": Fraction(1, 3),
-           "epsilon": Fraction(1, 4), "alpha": Fraction(1, 4)}
-
-    def shown(parameters: dict, **extra) -> dict:
-        out = {("concept_class" if k == "concept" else k): (_f(v) if isinstance(v, Fraction) else v)
-               for k, v in parameters.items()}
-        return {**out, **extra}
-
-    def run(function, parameters: dict, **extra):
-        return functools.partial(function, **parameters, **extra)
 
     stability, flip, subsampled = measure_stability, measure_flip_prediction, measure_subsampled_prediction
     c9_intervals = {**c9, "concept": "intervals", "n": 12, "gamma": Fraction(1, 6)}
-    c12_tiny_alpha = {**c12, "alpha": Fraction(1, 10000)}
-    c12_caught = {**c12, "eta": Fraction(1, 2), "alpha": Fraction(1, 10**6)}
     violated = Expect.VIOLATED
     return [
-        AuditCase("C9", "a_sta", shown(c9), run(stability, c9),
+        AuditCase("C9", "a_sta", shown(c9), functools.partial(stability, **c9),
                   "Lemma 13: A^sta (n' = floor(gamma n), EM at gamma) is 3 gamma-stable; explicit (e^gamma - 1) + n'/n."),
-        AuditCase("C9", "a_sta", shown(c9_intervals), run(stability, c9_intervals), "Lemma 13 on intervals."),
-        AuditCase("C9", "a_sta_outline", shown(c9_outline), run(stability, c9_outline),
+        AuditCase("C9", "a_sta", shown(c9_intervals), functools.partial(stability, **c9_intervals), "Lemma 13 on intervals."),
+        AuditCase("C9", "a_sta_outline", shown(c9_outline), functools.partial(stability, **c9_outline),
                   "Section 3 outline: |T| = gamma n/2, EM at gamma/4, claim gamma-stable."),
         AuditCase("C9", "mutant_a_sta_no_subsampling", shown(c9, mutant="no_subsampling"),
-                  run(stability, c9, mutant="no_subsampling"),
+                  functools.partial(stability, **c9, mutant="no_subsampling"),
                   "T = S (n' = n): H_T moves with every record.", expect=violated, parent="a_sta"),
-        AuditCase("C9", "a_sta_em_at_2gamma", shown(c9, mutant="em_at_2gamma"), run(stability, c9, mutant="em_at_2gamma"),
+        AuditCase("C9", "a_sta_em_at_2gamma", shown(c9, mutant="em_at_2gamma"), functools.partial(stability, **c9, mutant="em_at_2gamma"),
                   "Not a mutant of C9: the EM moves each P[h(x) = y] by at most tanh(gamma_EM/4), and only the n'/n "
                   "share of index sets holding the changed record sees another H_T, so with the EM at 2 gamma "
                   "gamma* <= (1 - n'/n) tanh(gamma/2) + n'/n < tanh(gamma/2) + gamma <= 1.5 gamma < 3 gamma on "
                   "every instance (here 0.0841 <= 0.1450 < 0.15). Measured to show it.",
                   expect=Expect.MEASURED),
-        AuditCase("C10", "flip_prediction", shown(c10), run(flip, c10),
+        AuditCase("C10", "flip_prediction", shown(c10), functools.partial(flip, **c10),
                   "Corollary 2: gamma = eps alpha/2 -stable outline A^sta, flip with prob. alpha: eps-DP; "
                   "explicit ln(1 + gamma/alpha)."),
-        AuditCase("C10", "flip_prediction_lemma13", shown(c10_lemma13), run(flip, c10_lemma13),
+        AuditCase("C10", "flip_prediction_lemma13", shown(c10_lemma13), functools.partial(flip, **c10_lemma13),
                   "Corollary 2 with Lemma 13's A^sta at gamma/3 (3 (gamma/3) = gamma)."),
-        AuditCase("C10", "mutant_no_flip", shown(c10, mutant="no_flip"), run(flip, c10, mutant="no_flip"),
+        AuditCase("C10", "mutant_no_flip", shown(c10, mutant="no_flip"), functools.partial(flip, **c10, mutant="no_flip"),
                   "The stable learner's prediction without the flip.", expect=violated, parent="flip_prediction"),
-        AuditCase("C11", "subsampled_prediction", shown(c11), run(subsampled, c11),
+        AuditCase("C11", "subsampled_prediction", shown(c11), functools.partial(subsampled, **c11),
                   "Lemma 8: C6 (one record per part, eps-DP) on a uniform eta n -subset: 2 eps eta -DP prediction."),
         AuditCase("C11", "subsampled_prediction_exponential", shown(c11, inner="exponential"),
-                  run(subsampled, c11, inner="exponential"),
+                  functools.partial(subsampled, **c11, inner="exponential"),
                   "Lemma 8 with an EM predictor (EM over the class at eps, predict c(x))."),
         AuditCase("C11", "mutant_no_subsampling", shown(c11, mutant="no_subsampling"),
-                  run(subsampled, c11, mutant="no_subsampling"),
+                  functools.partial(subsampled, **c11, mutant="no_subsampling"),
                   "The eps-DP predictor on all of S.", expect=violated, parent="subsampled_prediction"),
-        AuditCase("C12", "appendix_c", shown(c12), run(measure_appendix_c, c12),
-                  "Lemma 15 (Dagan–Feldman) before the flip, per pair: (1 + 4e^6 n'/(n-n')) e^{3 eps} "
-                  "multiplicative, additive delta(R) = share of index sets whose rest is not an eta-net "
-                  "(computed exactly)."),
-        AuditCase("C12", "appendix_c_flipped", shown(c12), run(measure_appendix_c_flipped, c12),
-                  "After the flip: ln(e^{eps'} + delta/alpha). Vacuous on this instance (above ln((1-alpha)/alpha))."),
-        AuditCase("C12", "mutant_appendix_c_phi_consistent", shown(c12, phi="mutant_consistent"),
-                  run(measure_appendix_c, c12, phi="mutant_consistent"),
-                  "phi_S(h) = the first concept consistent with S_h (not private).",
-                  expect=violated, parent="appendix_c"),
-        AuditCase("C12", "appendix_c_flipped_phi_consistent", shown(c12_tiny_alpha, phi="mutant_consistent"),
-                  run(measure_appendix_c_flipped, c12_tiny_alpha, phi="mutant_consistent"),
-                  "Measured: at eta = 1/3, alpha = 1e-4 the non-private phi after the flip still meets "
-                  "ln(e^{eps'} + delta/alpha) (7.29 < 7.98): delta = max over rests absorbs its violation. At "
-                  "eta = 1/2, alpha = 1e-6 it is caught (next row).",
-                  expect=Expect.MEASURED, parent="appendix_c_flipped"),
-        AuditCase("C12", "mutant_appendix_c_flipped_phi_consistent", shown(c12_caught, phi="mutant_consistent"),
-                  run(measure_appendix_c_flipped, c12_caught, phi="mutant_consistent"),
-                  "phi = first consistent concept, then the flip with alpha = 1e-6 at eta = 1/2: eps* 11.76 > "
-                  "ln(e^{eps'} + delta/alpha) = 11.43, caught with a witness.",
-                  expect=violated, parent="appendix_c_flipped"),
     ]
 
 
@@ -542,5 +329,4 @@ CLAIMS = {
     "C9": measure_stability,
     "C10": measure_flip_prediction,
     "C11": measure_subsampled_prediction,
-    "C12": measure_appendix_c,
 }

@@ -37,17 +37,8 @@ from dpverify.domains import concept_class, labeled_records
 from dpverify.engine import Verdict
 from dpverify.neighbors import user_blocks, user_level
 from mechanisms.audits._instance import instance
-from mechanisms.audits.item_level import (
-    _check_count,
-    _check_variant,
-    _measurement,
-    _relation,
-    hypothesis_family,
-)
-from mechanisms.exponential import (
-    exponential_mechanism,
-    exponential_mechanism_without_half,
-)
+from mechanisms.audits.item_level import _check_count, _check_variant, _measurement, _relation, hypothesis_family
+from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half
 from mechanisms.private_min_error import PrivateCompare
 from mechanisms.private_threshold import (
     MutantThresholdScaleInverted,
