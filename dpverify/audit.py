@@ -78,7 +78,16 @@ class Measurement:
         """``verdict.passes`` (None for measured-only rows)."""
         return None if self.verdict is None else self.verdict.passes
 
-    def measured_only(self) -> "Measurement":
+    @classmethod
+    def from_result(cls, result: Any, **details: Any) -> Measurement:
+        """A :func:`dpverify.verify` result as a measurement: eps*, delta, the claim, the engine's
+        verdict and witness; pairs, datasets and certified pairs in the details (plus ``details``)."""
+        info = {"pairs": result.pairs, "datasets": result.datasets, "certified_pairs": result.certified_pairs,
+                "neighbors": result.neighbors, "exchangeability": result.exchangeability, **details}
+        return cls(result.epsilon, result.delta, float(result.claimed_epsilon), float(result.claimed_delta),
+                   result.verdict, str(result.witness) if result.witness else None, info)
+
+    def measured_only(self) -> Measurement:
         """The same figures with no verdict (a lemma's preconditions were not met)."""
         return Measurement(self.epsilon_star, self.delta_star, self.claimed_epsilon, self.claimed_delta, None,
                            self.witness, self.details)

@@ -1,4 +1,4 @@
-"""The exponential mechanism (Li–Wang–Ye 2025, Lemma 11; claim C1 of CLAIMS.md).
+"""The exponential mechanism (Li–Wang–Ye 2025, Lemma 11; claim C1 of docs/claims.md).
 
 Over a finite candidate set ``H`` with a *loss* ``q(S, h)`` (lower is better) of sensitivity
 ``Delta`` (``max_h |q(S1, h) - q(S2, h)| <= Delta`` on neighbours), the mechanism outputs ``h``
@@ -15,7 +15,7 @@ and Lemma 11 states it is epsilon-DP (McSherry and Talwar, 2007). Two number mod
   ``epsilon``, ``q`` and ``Delta`` (floats are read as the binary rationals they are), checked to
   sum to exactly 1.
 
-:func:`exponential_mechanism_without_half` is the known-broken mutant of CLAIMS.md (the factor 2
+:func:`exponential_mechanism_without_half` is the known-broken mutant of docs/claims.md (the factor 2
 dropped: ``P ∝ exp(-epsilon * q / Delta)``), which the checker must catch.
 """
 
@@ -169,7 +169,7 @@ def exponential_mechanism(
 def exponential_mechanism_without_half(
     scores: Mapping[Hashable, Any], *, epsilon: Any, sensitivity: Any, exact: bool = False
 ) -> Distribution:
-    """Mutant of Li–Wang–Ye 2025 Lemma 11 (CLAIMS.md mutants): the factor 2 dropped.
+    """Mutant of Li–Wang–Ye 2025 Lemma 11 (docs/claims.md, mutants): the factor 2 dropped.
 
     ``P(h) ∝ exp(-epsilon * q(h) / Delta)``: only (2 * epsilon)-DP in general, so an epsilon-DP
     claim about it must be reported violated. Arguments as :func:`exponential_mechanism`.

@@ -25,7 +25,7 @@ Number modes: float (default) or exact (``exact=True``: sympy, summing to exactl
 :meth:`ItemLevelLearner.exact_distribution` gives the exact values in either mode (used by
 :func:`dpverify.verify` to certify tight pairs).
 
-Mutants (CLAIMS.md): ``ItemLevelLearner(..., selector=exponential_mechanism_without_half)`` drops
+Mutants (docs/claims.md): ``ItemLevelLearner(..., selector=exponential_mechanism_without_half)`` drops
 the EM's factor 1/2 (equivalently uses ``Delta = 1/n``: up to 2 epsilon), and
 :class:`MutantFamilyFromData` builds ``H`` from the sample's own labels (``H`` then depends on
 ``z``: not private).

@@ -8,7 +8,7 @@ prediction bit with ``P(1) = r`` the flip gives
 
     P'(1) = (1 - alpha) r + alpha (1 - r),   P'(0) = (1 - alpha)(1 - r) + alpha r.
 
-``alpha`` is restricted to [0, 1/2] as in CLAIMS.md (C10): beyond 1/2 the flip would invert more
+``alpha`` is restricted to [0, 1/2] as in docs/claims.md (C10): beyond 1/2 the flip would invert more
 often than not.
 """
 

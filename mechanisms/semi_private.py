@@ -28,7 +28,7 @@ Number modes: float (default) or exact (``exact=True``: sympy ``exp`` expression
 1). In float mode :meth:`ASSPP.exact_distribution` offers the exact values, which
 :func:`dpverify.verify` uses to certify pairs at exactly the claimed epsilon.
 
-Mutants (CLAIMS.md): :class:`MutantCoverWithPrivatePoints` builds ``H~`` from ``T~`` together with
+Mutants (docs/claims.md): :class:`MutantCoverWithPrivatePoints` builds ``H~`` from ``T~`` together with
 the private points (the candidate set then depends on the private data: not private), and
 ``ASSPP(..., selector=exponential_mechanism_without_half)`` drops the factor 2 (only 2 epsilon-DP).
 """

@@ -59,17 +59,7 @@ def hypothesis_family(name: str, domain_size: int, *, mixture: bool = False) -> 
 
 
 def _measurement(result: VerificationResult, claimed: Any, **details: Any) -> Measurement:
-    info = {
-        "pairs": result.pairs,
-        "datasets": result.datasets,
-        "certified_pairs": result.certified_pairs,
-        "neighbors": result.neighbors,
-        "exchangeability": result.exchangeability,
-        "epsilon_slack": float(claimed) - result.epsilon,
-        **details,
-    }
-    return Measurement(result.epsilon, result.delta, float(claimed), 0.0, result.verdict,
-                       str(result.witness) if result.witness else None, info)
+    return Measurement.from_result(result, epsilon_slack=float(claimed) - result.epsilon, **details)
 
 
 #: The two neighbour relations the rows are audited under. Li–Wang–Ye 2024 Sec. 2 defines DP with neighbours

@@ -31,11 +31,7 @@ CLAIMS: dict[str, Any] = {}
 def verified(mechanism: Any, *, records: Any, n: int, epsilon: Any, delta: Any = 0.0) -> Measurement:
     """``verify`` as an audit measurement (pairs, certified pairs and the enumeration in details)."""
     result = verify(mechanism, records=records, n=n, epsilon=epsilon, delta=delta)
-    return Measurement(
-        result.epsilon, result.delta, float(epsilon), float(delta), result.verdict,
-        str(result.witness) if result.witness else None,
-        {"pairs": result.pairs, "certified_pairs": result.certified_pairs, "exchangeable": result.exchangeable},
-    )
+    return Measurement.from_result(result, exchangeable=result.exchangeable)
 
 
 def cases() -> list[AuditCase]:

@@ -2,7 +2,7 @@
 
 Each ``measure_*`` function computes one instance exactly (enumeration, hypergeometric weights; no
 sampling) and returns a :class:`dpverify.audit.Measurement` with the claim's explicit constants
-from ``CLAIMS.md``. Preconditions of a lemma are checked when its claim is asserted; pass
+from ``docs/claims.md``. Preconditions of a lemma are checked when its claim is asserted; pass
 ``outside_preconditions=True`` to measure anyway (the row is then measured, not asserted).
 """
 

@@ -3,7 +3,7 @@
 Each ``measure_*`` function computes one instance exactly (every dataset multiset of size n over
 the labeled records of X, replace-one neighbours, every query x; hypergeometric weights, no
 sampling) with the fast tables of :mod:`mechanisms.stable_prediction`, and returns a
-:class:`dpverify.audit.Measurement` with the claim's explicit constants from ``CLAIMS.md``.
+:class:`dpverify.audit.Measurement` with the claim's explicit constants from ``docs/claims.md``.
 Verdicts come from the one engine (:func:`dpverify.rows.decide_rows`, per query; states and
 certification as in :mod:`dpverify.engine`). A lemma's preconditions are checked when its claim is asserted; pass
 ``outside_preconditions=True`` to measure anyway (the verdict is then ``None``: measured only).
