@@ -26,12 +26,17 @@ from mechanisms.audits.stable_prediction import (
     measure_stability,
     measure_subsampled_prediction,
 )
+from mechanisms.label_flip import label_flip
+from mechanisms.stable_prediction import (
+    a_sta_reference,
+    appendix_c_reference,
+    not_net_reference,
+    subsampled_prediction_reference,
+)
 
 
 def cases():
     return stable_prediction.cases() + agnostic_prediction.cases()
-from mechanisms.label_flip import label_flip
-from mechanisms.stable_prediction import a_sta_reference, appendix_c_reference, not_net_reference, subsampled_prediction_reference
 
 E6 = math.exp(6)  # 403.4287934927351
 

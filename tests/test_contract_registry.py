@@ -12,8 +12,7 @@ import math
 
 import pytest
 
-from dpverify.audit import run_audit
-from dpverify.audit import audit_cases
+from dpverify.audit import audit_cases, run_audit
 
 CASES = audit_cases()
 

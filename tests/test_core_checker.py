@@ -14,7 +14,7 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify import Verdict, Distribution, analyze, exchangeable, verify
+from dpverify import Distribution, Verdict, analyze, exchangeable, verify
 
 RR_HIGH, RR_LOW = Fraction(3, 4), Fraction(1, 4)
 

@@ -22,7 +22,6 @@ from hypothesis import example, given, settings
 
 from dpverify import Verdict, exchangeable, verify
 
-
 # -- random order-invariant mechanisms ------------------------------------------------------------
 
 

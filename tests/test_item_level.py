@@ -18,12 +18,7 @@ from dpverify import verify
 from dpverify.domains import ConceptClass, all_functions, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
 from mechanisms.exponential import exponential_mechanism_without_half
-from mechanisms.item_level import (
-    ItemLevelLearner,
-    MutantFamilyFromData,
-    hypothesis_families,
-    surrogate_counts,
-)
+from mechanisms.item_level import ItemLevelLearner, MutantFamilyFromData, hypothesis_families, surrogate_counts
 
 # -- the hand example -----------------------------------------------------------------------------
 # X = {0, 1}; C = thresholds: c0 = (1, 1), c1 = (0, 1), c2 = (0, 0); H = all functions:

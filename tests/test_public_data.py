@@ -15,7 +15,6 @@ import pytest
 import sympy
 
 from dpverify import Verdict
-
 from dpverify.errors import InvalidArgument
 from dpverify.public_data import PublicDataResult, all_public_samples, verify_with_public_data
 

@@ -17,7 +17,6 @@ import pytest
 
 from dpverify.domains import intervals, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
-from dpverify.multisets import MultisetTable
 from mechanisms.learners import ConsistentLearner, ExponentialLearner, LeakyLearner
 from mechanisms.relabeling import (
     SCORES,

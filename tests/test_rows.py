@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpverify.rows import decide_parts, decide_rows, multiset_neighbors, pairwise_worst
 from dpverify.engine import DEFAULT_FLOAT_ERROR, RowPairs, Verdict
+from dpverify.rows import decide_parts, decide_rows, multiset_neighbors, pairwise_worst
 
 LN3 = math.log(3)  # 1.0986122886681098
 LN2 = math.log(2)  # 0.6931471805599453
