@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from dpverify.validation import claim_number
+
 if TYPE_CHECKING:
     import sympy
 
@@ -37,21 +39,17 @@ if TYPE_CHECKING:
 __all__ = ["PairCertificate", "certify_pair", "to_interval", "effective_claim"]
 
 _PRECISIONS = (128, 256, 512, 1024)
-_TOLERANCE_FLOAT_CLAIM = Fraction(1, 2**50)
 
 
 def effective_claim(value: Any) -> Any:
-    """The exact value a claim stands for.
+    """The exact value a claimed epsilon or delta is checked at (:func:`dpverify.validation.claim_number`).
 
-    Exact claims (int, Fraction, sympy) are taken as they are. A float claim is read as "this
-    value up to its own rounding": it is widened by a relative ``2**-50`` (a few units in the last
-    place), so ``epsilon=math.log(3)`` stands for ln 3 whichever way the float was rounded.
+    Exact claims (int, Fraction, sympy) are taken as they are (rationals as Fractions). A float is
+    read by the one policy of :mod:`dpverify.validation` (the simplest fraction that rounds to it:
+    ``0.1`` is 1/10) and stands for that value up to its own rounding: it is widened by a relative
+    ``2**-50``, so ``epsilon=math.log(3)`` stands for ln 3 whichever way the float was rounded.
     """
-    if isinstance(value, float):
-        return Fraction(value) * (1 + _TOLERANCE_FLOAT_CLAIM)
-    if _is_sympy(value) and value.is_Rational:
-        return Fraction(int(value.p), int(value.q))
-    return value
+    return claim_number("claim", value)
 
 
 def to_interval(value: Any, digits: int):

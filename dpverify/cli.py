@@ -15,12 +15,13 @@ import importlib
 import json
 import re
 import sys
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import Any
 
 from dpverify import __version__
 from dpverify.errors import InvalidArgument
+from dpverify.validation import exact_number
 
 __all__ = ["main"]
 
@@ -29,8 +30,10 @@ _ALLOWED_NAMES = {"log", "ln", "exp", "sqrt", "pi", "E"}
 
 
 def _parse_number(text: str, name: str) -> Any:
-    """A float literal stays a float; an expression of numbers, + - * / ** ( ) and log, ln, exp,
-    sqrt, pi, E (``log(3)``, ``1/3``) becomes an exact sympy value. Nothing else is evaluated."""
+    """A float literal stays a float, read like ``0.1`` in Python (by the one policy of
+    :mod:`dpverify.validation`: ``--epsilon 0.1`` and ``epsilon=0.1`` are the same claim); an
+    expression of numbers, + - * / ** ( ) and log, ln, exp, sqrt, pi, E becomes an exact value
+    (``1/3`` a Fraction, ``log(3)`` a sympy number). Nothing else is evaluated."""
     try:
         return float(text)
     except ValueError:
@@ -49,7 +52,7 @@ def _parse_number(text: str, name: str) -> Any:
         value = None
     if not isinstance(value, sympy.Basic) or value.free_symbols or not value.is_real:
         raise InvalidArgument(f"--{name} must be a real number or expression like log(3), got {text!r}.")
-    return value
+    return exact_number(f"--{name}", value)
 
 
 def _parse_parameter(text: str) -> Any:

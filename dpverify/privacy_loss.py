@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.errors import InvalidArgument
+from dpverify.validation import check_delta, check_epsilon  # the checks live in dpverify.validation
 
 __all__ = [
     "epsilon_star",
@@ -47,38 +47,12 @@ def _floats(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any]) -> tuple[list,
     return outcomes, pv, qv
 
 
-def check_epsilon(epsilon: Any) -> None:
-    """Raise InvalidArgument unless ``epsilon`` is a non-negative finite number."""
-    try:
-        value = float(epsilon)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"epsilon must be a number, got epsilon={epsilon!r}.") from None
-    if math.isnan(value) or value < 0:
-        raise InvalidArgument(
-            f"epsilon must be >= 0, got epsilon={epsilon!r}; privacy parameters are non-negative."
-        )
-    if math.isinf(value):
-        raise InvalidArgument(
-            f"epsilon must be finite, got epsilon={epsilon!r}; an infinite epsilon claims nothing."
-        )
-
-
 def exp_epsilon(epsilon: Any) -> float:
     """``e^epsilon`` in float64, ``math.inf`` when it overflows (epsilon > ~709.78 is valid)."""
     try:
         return math.exp(float(epsilon))
     except OverflowError:
         return math.inf
-
-
-def check_delta(delta: Any) -> None:
-    """Raise InvalidArgument unless ``delta`` is a number in [0, 1]."""
-    try:
-        value = float(delta)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"delta must be a number, got delta={delta!r}.") from None
-    if math.isnan(value) or not 0 <= value <= 1:
-        raise InvalidArgument(f"delta must be in [0, 1], got delta={delta!r}.")
 
 
 def directed_epsilon_star(p: Mapping, q: Mapping) -> float:

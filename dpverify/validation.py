@@ -30,6 +30,7 @@ with the engine's float error model around it (see :mod:`dpverify.engine`).
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Iterable
@@ -80,6 +81,7 @@ def _is_decimal(value: Any) -> bool:
 # -- reading numbers exactly ---------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def simplest_fraction(value: float) -> Fraction:
     """The simplest fraction that rounds to the float ``value`` (smallest denominator, then
     smallest numerator, in the open interval of reals whose nearest float is ``value``)."""
@@ -240,27 +242,30 @@ def check_number(
 ) -> Any:
     """A finite real number (see :func:`exact_number` for the kinds accepted) with optional bounds,
     compared exactly; returns ``value`` unchanged."""
+    lower = f"[{at_least}" if at_least is not None else f"({above}" if above is not None else None
+    if lower is not None and at_most is not None:
+        rule = f"in {lower}, {at_most}]"
+    elif at_least is not None:
+        rule = f">= {at_least}"
+    elif above is not None:
+        rule = f"> {above}"
+    elif at_most is not None:
+        rule = f"<= {at_most}"
+    else:
+        rule = None
     if isinstance(value, bool):
         raise InvalidArgument(_message(name, value, "a real number, not a bool", what=what, fix=fix))
     if isinstance(value, float) and math.isnan(value):
-        raise InvalidArgument(_message(name, value, "a real number, not nan", what=what, fix=fix))
+        raise InvalidArgument(_message(name, value, rule or "a real number, not nan", what=what, fix=fix))
     if isinstance(value, float) and math.isinf(value):
         raise InvalidArgument(_message(name, value, "finite", what=what, fix=fix))
     if isinstance(value, float) and all(isinstance(b, int) for b in (at_least, above, at_most) if b is not None):
         number = value  # compared as a float (see _compare); read exactly only where needed
     else:
         number = _read(name, value, what, fix)
-    for bound, ok, rule in (
-        (at_least, lambda s: s >= 0, f">= {at_least}"),
-        (above, lambda s: s > 0, f"> {above}"),
-        (at_most, lambda s: s <= 0, f"<= {at_most}"),
-    ):
+    for bound, ok in ((at_least, lambda s: s >= 0), (above, lambda s: s > 0), (at_most, lambda s: s <= 0)):
         if bound is not None and not ok(_compare(value, number, bound)):
-            if at_least is not None and at_most is not None:
-                rule = f"in [{at_least}, {at_most}]"
-            elif above is not None and at_most is not None:
-                rule = f"in ({above}, {at_most}]"
-            raise InvalidArgument(_message(name, value, rule, what=what, fix=fix))
+            raise InvalidArgument(_message(name, value, str(rule), what=what, fix=fix))
     return value
 
 
@@ -287,7 +292,8 @@ def check_epsilon(value: Any, name: str = "epsilon", *, positive: bool = False, 
     """A privacy parameter epsilon: a finite real number >= 0 (> 0 with ``positive``)."""
     if isinstance(value, float) and math.isinf(value):
         raise InvalidArgument(_message(name, value, "finite", fix=fix or "an infinite epsilon claims nothing"))
-    check_number(name, value)
+    if not isinstance(value, float):
+        check_number(name, value)  # a non-number is named as such, without the sign rule's fix
     if positive:
         return check_number(name, value, above=0, fix=fix)
     return check_number(name, value, at_least=0, fix=fix or "privacy parameters are non-negative")

@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from fractions import Fraction
-from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -34,7 +32,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import Dataset, thresholds
 from dpverify.errors import InvalidArgument
 from dpverify.mechanism import mutant
-from dpverify.privacy_loss import check_epsilon
+from dpverify.validation import check_epsilon, check_number, check_positive, exact_number
 
 __all__ = [
     "exponential_mechanism",
@@ -47,43 +45,21 @@ __all__ = [
 Selector = Callable[..., Distribution]
 
 
-def _check_real(name: str, value: Any) -> None:
-    """Raise InvalidArgument unless ``value`` is a finite real number (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, (Real, sympy.Basic)):
-        raise InvalidArgument(
-            f"{name} must be a real number (int, float, Fraction or sympy), got {name}={value!r}."
-        )
-    if isinstance(value, sympy.Basic):
-        if value.free_symbols or not value.is_real or not value.is_finite:
-            raise InvalidArgument(
-                f"{name} must be a finite real number without symbols, got {name}={value!r}."
-            )
-    elif not math.isfinite(float(value)):
-        raise InvalidArgument(f"{name} must be finite, got {name}={value!r}.")
-
-
 def _check_sensitivity(sensitivity: Any) -> None:
-    _check_real("sensitivity", sensitivity)
-    if not sensitivity > 0:
-        raise InvalidArgument(
-            f"sensitivity must be > 0 (it is Delta, the largest change of the score between "
-            f"neighbouring datasets), got sensitivity={sensitivity!r}; pass the score's sensitivity "
-            "bound, e.g. sensitivity=1 for a count of mistakes."
-        )
+    check_positive(
+        "sensitivity", sensitivity,
+        what="it is Delta, the largest change of the score between neighbouring datasets",
+        fix="pass the score's sensitivity bound, e.g. sensitivity=1 for a count of mistakes",
+    )
 
 
 def _to_sympy(value: Any) -> sympy.Expr:
-    """The exact sympy number for ``value`` (a float is taken as its binary rational)."""
+    """The exact sympy number for ``value``, read by :func:`dpverify.validation.exact_number` (a
+    float is the simplest fraction that rounds to it: ``0.1`` is 1/10)."""
     if isinstance(value, sympy.Basic):
         return value
-    if isinstance(value, float):
-        value = Fraction(value)
-    if isinstance(value, Fraction):
-        return sympy.Rational(value.numerator, value.denominator)
-    if isinstance(value, int):
-        return sympy.Integer(value)
-    # Other Real types (numpy integers and floats): through Fraction, exactly.
-    return sympy.Rational(Fraction(value))
+    number = exact_number("value", value)
+    return sympy.Rational(number.numerator, number.denominator)
 
 
 def _checked_scores(scores: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
@@ -95,7 +71,7 @@ def _checked_scores(scores: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
     if not scores:
         raise InvalidArgument("scores must hold at least one candidate, got an empty mapping.")
     for candidate, score in scores.items():
-        _check_real(f"scores[{candidate!r}]", score)
+        check_number(f"scores[{candidate!r}]", score)
     return dict(scores)
 
 

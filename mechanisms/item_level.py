@@ -46,7 +46,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, Dataset
 from dpverify.errors import InvalidArgument
 from dpverify.mechanism import mutant
-from dpverify.privacy_loss import check_epsilon
+from dpverify.validation import check_epsilon, exact_number
 from mechanisms.exponential import exponential_mechanism
 
 __all__ = [
@@ -200,12 +200,10 @@ def surrogate_counts(C: ConceptClass, family: Sequence[Labeling], z: Dataset) ->
 
 
 def exact_epsilon(epsilon: Any) -> Any:
-    """``epsilon`` as an exact number: a Fraction for int, float (its binary value) and Fraction;
-    sympy numbers unchanged."""
-    check_epsilon(epsilon)
-    if isinstance(epsilon, (int, float, Fraction)) and not isinstance(epsilon, bool):
-        return Fraction(epsilon)
-    return epsilon
+    """``epsilon`` (>= 0) as an exact number (:func:`dpverify.validation.exact_number`): a Fraction
+    for int, Fraction and float (the simplest fraction that rounds to it: ``0.1`` is 1/10);
+    irrational sympy numbers unchanged."""
+    return exact_number("epsilon", check_epsilon(epsilon))
 
 
 @lru_cache(maxsize=65536)

@@ -37,7 +37,6 @@ import functools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
-from numbers import Integral, Real
 from typing import Any
 
 import mpmath
@@ -45,6 +44,7 @@ import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.validation import check_bool, exact_number
 
 __all__ = [
     "laplace_cdf",
@@ -65,31 +65,9 @@ Exact = Any  # Fraction, or a sympy number when an input is irrational
 
 
 def _exact_number(name: str, value: Any, *, fix: str = "") -> Exact:
-    """``value`` as a Fraction (rational input, floats read exactly) or a real sympy number."""
-    if isinstance(value, bool) or not isinstance(value, (Real, sympy.Basic)):
-        raise InvalidArgument(
-            f"{name} must be a real number (int, float, Fraction or sympy), got {name}={value!r}."
-        )
-    if isinstance(value, sympy.Basic):
-        if value.free_symbols:
-            raise InvalidArgument(
-                f"{name} must be a number, got the symbolic {name}={value}; substitute numbers for "
-                f"{sorted(map(str, value.free_symbols))} first."
-            )
-        if value.has(sympy.nan, sympy.zoo) or value.is_extended_real is not True or value.is_finite is False:
-            raise InvalidArgument(f"{name} must be a finite real number, got {name}={value}.{fix}")
-        if value.is_Rational or isinstance(value, sympy.Float):
-            rational = sympy.Rational(value)
-            return Fraction(int(rational.p), int(rational.q))
-        return value
-    if isinstance(value, Integral):
-        return Fraction(int(value))
-    if isinstance(value, Fraction):
-        return value
-    as_float = float(value)
-    if not math.isfinite(as_float):
-        raise InvalidArgument(f"{name} must be a finite real number, got {name}={value!r}.{fix}")
-    return Fraction(as_float)
+    """``value`` as a Fraction or a real sympy number, read by the one policy of
+    :func:`dpverify.validation.exact_number` (a float is the simplest fraction that rounds to it)."""
+    return exact_number(name, value, fix=fix.strip() or None)
 
 
 def _exact_scale(name: str, value: Any) -> Exact:
@@ -101,8 +79,7 @@ def _exact_scale(name: str, value: Any) -> Exact:
 
 
 def _check_exact_flag(exact: Any) -> None:
-    if not isinstance(exact, bool):
-        raise InvalidArgument(f"exact must be True or False, got exact={exact!r}.")
+    check_bool("exact", exact)
 
 
 def _unify(numbers: list[Exact]) -> list[Exact]:

@@ -25,6 +25,7 @@ import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
+from dpverify.validation import check_probability, exact_number
 from mechanisms.laplace import prob_noisy_at_most
 from mechanisms.user_data import (
     UserDataset,
@@ -84,11 +85,11 @@ class PrivateCompare:
         self.C = _check_class(C)
         self.m = _check_m(m)
         self.epsilon = _positive_epsilon(epsilon)
-        self.eta_tilde = Fraction(eta_tilde)
+        self.eta_tilde = exact_number("eta_tilde", check_probability("eta_tilde", eta_tilde))
         self.alpha = _positive_fraction("alpha", alpha)
         self.spec = _CompareSpec(self.m, self.eta_tilde, self.alpha)
         self.exact = exact
-        self.noise_factor = Fraction(noise_factor)
+        self.noise_factor = _positive_fraction("noise_factor", noise_factor)
         self.__name__ = type(self).__name__
 
     @property
@@ -142,7 +143,7 @@ class PrivateMinError:
         self.T = rounds_for_accuracy(self.alpha)
         self.epsilon_prime = self.epsilon / self.T
         self.exact = exact
-        self.noise_factor = Fraction(noise_factor)
+        self.noise_factor = _positive_fraction("noise_factor", noise_factor)
         self._specs: dict[Fraction, _CompareSpec] = {}
         self._memo: dict[tuple, dict[Fraction, Any]] = {}
         self.__name__ = type(self).__name__

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from scipy.special import expit
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
 from dpverify.errors import InvalidArgument
+from dpverify.validation import check_choice, check_integer, check_number, exact_number
 
 __all__ = ["parts_for", "RealizablePredictor", "PredictionLearner", "AGGREGATIONS"]
 
@@ -71,10 +73,11 @@ def _exact_answer(votes_for_one: int, parts: int, epsilon: float, aggregation: s
 
 
 def _aggregate_exact(votes_for_one: int, parts: int, epsilon: float, aggregation: str) -> tuple:
-    """(P(0), P(1)) as exact sympy numbers (epsilon read as the rational it is)."""
+    """(P(0), P(1)) as exact sympy numbers (epsilon read by :func:`dpverify.validation.exact_number`)."""
     import sympy
 
-    eps = sympy.Rational(epsilon) if not isinstance(epsilon, sympy.Basic) else epsilon
+    eps = epsilon if isinstance(epsilon, sympy.Basic) else exact_number("epsilon", epsilon)
+    eps = sympy.Rational(eps.numerator, eps.denominator) if isinstance(eps, Fraction) else eps
     if aggregation == "laplace":
         t = sympy.Rational(parts, 2) - votes_for_one
         one = sympy.exp(-t * eps) / 2 if t >= 0 else 1 - sympy.exp(t * eps) / 2
@@ -100,10 +103,9 @@ class RealizablePredictor:
     aggregation: str = "exponential"
 
     def __post_init__(self) -> None:
-        if self.aggregation not in AGGREGATIONS:
-            raise InvalidArgument(f"unknown aggregation {self.aggregation!r}; choose one of {AGGREGATIONS}.")
-        if self.parts < 1:
-            raise InvalidArgument(f"parts must be >= 1, got parts={self.parts}.")
+        check_choice("aggregation", self.aggregation, AGGREGATIONS)
+        check_integer("parts", self.parts)
+        check_number("parts", self.parts, at_least=1, fix="split the sample into at least one part")
 
     @property
     def exchangeable(self) -> bool:

@@ -173,7 +173,7 @@ class PrivateThreshold:
         self.epsilon_prime = self._round_epsilon()
         self.exact = exact
         self.selector = selector
-        self.noise_factor = Fraction(noise_factor)
+        self.noise_factor = _positive_fraction("noise_factor", noise_factor)
         self._labels = _threshold_labels(N)
         self.__name__ = type(self).__name__
 

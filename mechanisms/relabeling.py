@@ -31,6 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, hypergeometric_weights, table
+from dpverify.validation import check_choice, exact_number
 
 __all__ = [
     "SCORES",
@@ -60,22 +62,21 @@ BNS_PRIVACY = 1.0
 def subsample_size(epsilon: float, n: int) -> int:
     """``k = ceil(epsilon * n)`` (Alg. 2, line 1).
 
-    A float epsilon is read as the nearest fraction with denominator <= 10**6 (so ``1/24`` typed as
-    a float gives ``k = 1`` at ``n = 24``, not 2 through rounding); exact inputs are used as given.
+    A float epsilon is read by the one policy of :func:`dpverify.validation.exact_number` (the
+    simplest fraction that rounds to it, so ``1/24`` typed as a float gives ``k = 1`` at ``n = 24``,
+    not 2 through its binary excess); exact inputs are used as given.
     """
     return math.ceil(exact_parameter(epsilon) * n)
 
 
-def exact_parameter(value) -> Fraction:
-    """A float parameter as the fraction it stands for (denominator <= 10**6); exact ones as given."""
-    if isinstance(value, float):
-        return Fraction(value).limit_denominator(10**6)
-    return Fraction(value)
+def exact_parameter(value: Any, name: str = "parameter") -> Fraction:
+    """A parameter as the exact number it stands for (:func:`dpverify.validation.exact_number`: a
+    float is the simplest fraction that rounds to it, ``0.1`` is 1/10); exact ones as given."""
+    return exact_number(name, value)
 
 
 def _check_score(score: str) -> None:
-    if score not in SCORES:
-        raise InvalidArgument(f"unknown relabeling score {score!r}; choose one of {SCORES}.")
+    check_choice("score", score, SCORES, what="relabeling score")
 
 
 def relabel(

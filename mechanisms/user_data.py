@@ -30,6 +30,7 @@ import numpy as np
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
 from dpverify.errors import InvalidArgument
+from dpverify.validation import check_epsilon, check_integer, check_positive, exact_number
 from mechanisms.item_level import exact_epsilon
 
 __all__ = [
@@ -50,12 +51,7 @@ UserDataset = tuple[tuple[tuple[int, int], ...], ...]
 
 
 def _check_m(m: Any) -> int:
-    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
-        raise InvalidArgument(
-            f"m must be an integer >= 1 (the number of examples each user holds), got m={m!r}; pass "
-            "e.g. m=2."
-        )
-    return m
+    return check_integer("m", m, at_least=1, fix="m is the number of examples each user holds; pass e.g. m=2")
 
 
 def check_user_dataset(z: Any, m: int, points: Sequence[int]) -> UserDataset:
@@ -98,8 +94,7 @@ def check_user_dataset(z: Any, m: int, points: Sequence[int]) -> UserDataset:
 
 def threshold_records(N: int) -> tuple[tuple[int, int], ...]:
     """The labeled records ``(x, y)``, ``x in X = {1..N}`` (Li–Wang–Ye 2024 Section 5), ``y in {0, 1}``."""
-    if not isinstance(N, int) or isinstance(N, bool) or N < 1:
-        raise InvalidArgument(f"N = |X| must be an integer >= 1, got N={N!r}.")
+    check_integer("N", N, at_least=1, what="N = |X|, the number of points")
     return tuple((x, y) for x in range(1, N + 1) for y in (0, 1))
 
 
@@ -160,7 +155,7 @@ def _users(z: Any, domain_size: int) -> UserDataset:
 
 
 def _level(name: str, value: Any, m: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= m:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= m:  # the rule names m
         raise InvalidArgument(f"{name} must be an integer in {{0, ..., m={m}}}, got {name}={value!r}.")
     return value
 
@@ -206,17 +201,15 @@ def rounds_for_accuracy(alpha: Any) -> int:
 
 
 def _positive_fraction(name: str, value: Any) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+    """A rational ``value > 0``, read by :func:`dpverify.validation.exact_number` (``0.1`` is 1/10)."""
+    number = exact_number(name, check_positive(name, value))
+    if not isinstance(number, Fraction):
         raise InvalidArgument(f"{name} must be a rational number (int, float or Fraction), got {name}={value!r}.")
-    if not (isinstance(value, float) and not math.isfinite(value)) and Fraction(value) > 0:
-        return Fraction(value)
-    raise InvalidArgument(f"{name} must be > 0, got {name}={value!r}.")
+    return number
 
 
 def _check_rounds(T: Any) -> int:
-    if not isinstance(T, int) or isinstance(T, bool) or T < 1:
-        raise InvalidArgument(f"T (the number of rounds) must be an integer >= 1, got T={T!r}; pass e.g. T=2.")
-    return T
+    return check_integer("T", T, at_least=1, what="the number of rounds", fix="pass e.g. T=2")
 
 
 # -- shared checks ------------------------------------------------------------------------------
@@ -232,9 +225,5 @@ def _check_class(C: Any) -> ConceptClass:
 
 
 def _positive_epsilon(epsilon: Any) -> Any:
-    value = exact_epsilon(epsilon)
-    if not value > 0:
-        raise InvalidArgument(
-            f"epsilon must be > 0 here (the Laplace scale is 1/(n eps)), got epsilon={epsilon!r}."
-        )
-    return value
+    check_epsilon(epsilon, positive=True, fix="the Laplace scale is 1/(n eps)")
+    return exact_epsilon(epsilon)

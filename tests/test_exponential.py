@@ -76,7 +76,7 @@ def test_exact_and_float_agree(scores, epsilon, sensitivity):
 
 
 def test_exact_mode_reads_float_inputs_as_rationals():
-    # 0.1 and 0.3 become the binary rationals Fraction(0.1), Fraction(0.3): no float in the result.
+    # 0.1 and 0.3 become the exact 1/10 and 3/10 (dpverify.validation.exact_number): no float in the result.
     result = exponential_mechanism({"a": 0.1, "b": 0.3}, epsilon=0.5, sensitivity=1.0, exact=True)
     assert result.is_exact
     # P(a) = 1 / (1 + e^{-0.5 * 0.2 / 2}) = 1 / (1 + e^{-0.05}) = 0.5124979...
