@@ -22,14 +22,15 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (
 
     from dpverify.checker import (
         Analysis,
-        VerificationResult,
         Verdict,
+        VerificationResult,
         Witness,
         analyze,
         check_exchangeable,
         exchangeable,
         verify,
     )
+    from dpverify.claims import ApproximateDp, PredictionDp, PureDp, Stability
     from dpverify.distribution import Distribution
     from dpverify.mechanism import ExactMechanism, Learner, Mechanism, mutant
     from dpverify.public_data import all_public_samples, verify_with_public_data
@@ -45,6 +46,10 @@ __all__ = [
     "VerificationResult",
     "Witness",
     "Verdict",
+    "PureDp",
+    "ApproximateDp",
+    "Stability",
+    "PredictionDp",
     "Distribution",
     "Mechanism",
     "ExactMechanism",
@@ -67,6 +72,10 @@ _LAZY = {
     "VerificationResult": "checker",
     "Witness": "checker",
     "Verdict": "checker",
+    "PureDp": "claims",
+    "ApproximateDp": "claims",
+    "Stability": "claims",
+    "PredictionDp": "claims",
     "Distribution": "distribution",
     "Mechanism": "mechanism",
     "ExactMechanism": "mechanism",

@@ -34,12 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.distribution import Distribution
 from dpverify.domains import check_records
-from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, decide, float_error_of, sweep
+from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, check_enumeration_size, relation
-from dpverify.privacy_loss import check_delta, check_epsilon
 
 __all__ = [
     "verify",
@@ -101,6 +101,9 @@ class VerificationResult:
         undecided: pairs certification could not decide (counted as not holding).
         within_rounding: pairs within the float error of the claim.
         float_error: the relative error assumed for float probabilities (0 when exact).
+        claim: the claim checked (:mod:`dpverify.claims`; the keyword form gives ``PureDp`` or
+            ``ApproximateDp``); ``claimed_epsilon`` / ``claimed_delta`` are its (epsilon, delta), for
+            a ``Stability`` claim 0 and gamma, and then ``delta`` is the measured gamma*.
         symmetry_violation: a counterexample when the mechanism was declared exchangeable wrongly.
         seconds: wall time.
         exchangeability: how a declared exchangeability was established: ``"proved on every
@@ -126,14 +129,23 @@ class VerificationResult:
     verdict: Verdict = Verdict.HOLDS
     within_rounding: int = 0
     float_error: float = 0.0
+    claim: Claim | None = None
 
     def __bool__(self) -> bool:
         return self.holds
 
     def summary(self) -> str:
+        if isinstance(self.claim, Stability):
+            head = f"claimed {self.claim}, measured gamma*={self.delta:.6g}, eps*={self.epsilon:.6g}"
+        elif isinstance(self.claim, PredictionDp):
+            head = f"claimed {self.claim}, measured eps*={self.epsilon:.6g}, delta(eps)={self.delta:.6g} (worst query)"
+        else:
+            head = (
+                f"claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta}), "
+                f"measured eps*={self.epsilon:.6g}, delta(eps)={self.delta:.6g}"
+            )
         lines = [
-            f"{self.verdict}: claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta}), "
-            f"measured eps*={self.epsilon:.6g}, delta(eps)={self.delta:.6g}",
+            f"{self.verdict}: {head}",
             f"  {self.pairs:,} {self.neighbors} pairs over {self.datasets:,} datasets "
             f"({'exchangeable' if self.exchangeable else 'black-box'}), "
             f"{self.certified_pairs} certified, {self.seconds:.2f}s",
@@ -387,23 +399,27 @@ def verify(
     *,
     records: Sequence[Hashable],
     n: int,
-    epsilon: Any,
-    delta: Any = 0.0,
+    epsilon: Any = None,
+    delta: Any = None,
     neighbors: str | NeighborRelation = "substitute",
     exchangeable: bool | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     progress: bool | Callable[[str], None] = False,
     float_error: float | None = None,
+    claim: Claim | None = None,
 ) -> VerificationResult:
-    """Check that ``mechanism`` is (epsilon, delta)-DP on datasets of size ``n`` over ``records``.
+    """Check that ``mechanism`` is (epsilon, delta)-DP — or satisfies ``claim`` — on datasets of size
+    ``n`` over ``records``.
 
     Args:
         mechanism: any callable ``dataset (tuple of records) -> Mapping[outcome, probability]``.
         records: the finite record universe (hashable, distinct).
         n: the dataset size (>= 1).
-        epsilon: the claimed epsilon (>= 0); float, int, Fraction or sympy. A float stands for
-            itself up to its rounding (relative 2**-50); exact numbers are checked exactly.
-        delta: the claimed delta in [0, 1] (default 0: pure DP).
+        epsilon: the claimed epsilon (>= 0); float, int, Fraction or sympy. Numbers are read by the
+            one policy of :mod:`dpverify.validation`: a float is the simplest fraction that rounds
+            to it (``0.1`` is 1/10) and stands for itself up to its rounding (relative 2**-50);
+            exact numbers are checked exactly.
+        delta: the claimed delta in [0, 1] (default: none, pure DP).
         neighbors: ``"substitute"`` (replace-one, default) or ``"add_remove"``.
         exchangeable: override the mechanism's own declaration (None: use
             ``mechanism.exchangeable`` if set, else black box).
@@ -412,6 +428,9 @@ def verify(
         float_error: the relative error of the mechanism's float probabilities (default: its
             ``float_relative_error`` attribute, else :data:`dpverify.engine.DEFAULT_FLOAT_ERROR`);
             exact probabilities carry none.
+        claim: instead of ``epsilon=``/``delta=``, a claim value: :class:`~dpverify.claims.PureDp`,
+            :class:`~dpverify.claims.ApproximateDp`, :class:`~dpverify.claims.Stability` or
+            :class:`~dpverify.claims.PredictionDp` (passing both forms is an InvalidArgument).
 
     Returns:
         A :class:`VerificationResult` with its :class:`Verdict`; ``holds`` passes on HOLDS and
@@ -421,22 +440,21 @@ def verify(
         InvalidArgument: bad input (checked before any work starts).
         EnumerationTooLarge: more than ``max_pairs`` pairs.
     """
-    check_epsilon(epsilon)
-    check_delta(delta)
+    claimed = claim_from_arguments(claim, epsilon, delta)
     declared_error = None if float_error is None else check_float_error(float_error)
     started = time.perf_counter()
     analysis = analyze(
         mechanism, records=records, n=n, neighbors=neighbors, exchangeable=exchangeable,
         max_pairs=max_pairs, progress=progress,
     )
-    decision = decide(_certifiable(analysis, mechanism, declared_error), epsilon, delta)
+    decision = claimed.decide(_certifiable(analysis, mechanism, declared_error))
     return VerificationResult(
         holds=decision.holds,
         epsilon=decision.epsilon_star,
         delta=decision.delta_star,
         witness=decision.witness,
-        claimed_epsilon=epsilon,
-        claimed_delta=delta,
+        claimed_epsilon=claimed.claimed_epsilon,
+        claimed_delta=claimed.claimed_delta,
         neighbors=relation(neighbors).name,
         pairs=len(analysis.pairs),
         datasets=len(analysis.pairs.datasets),
@@ -449,6 +467,7 @@ def verify(
         verdict=decision.verdict,
         within_rounding=decision.within_rounding_pairs,
         float_error=float(decision_error(analysis, mechanism, declared_error)),
+        claim=claimed,
     )
 
 

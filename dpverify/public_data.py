@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify.checker import VerificationResult, Witness, verify
-from dpverify.engine import Verdict
+from dpverify.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.domains import check_records
+from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation
-from dpverify.privacy_loss import check_delta, check_epsilon
 
 __all__ = ["PublicSamples", "PublicDataResult", "PublicWitness", "all_public_samples", "verify_with_public_data"]
 
@@ -102,6 +102,7 @@ class PublicDataResult:
         results: public sample -> its :class:`dpverify.VerificationResult`, in enumeration order.
         pairs: neighbouring pairs checked, summed over public samples.
         seconds: wall time.
+        claim: the claim checked on every public sample (:mod:`dpverify.claims`).
     """
 
     holds: bool
@@ -116,6 +117,7 @@ class PublicDataResult:
     pairs: int
     seconds: float
     verdict: Verdict = Verdict.HOLDS
+    claim: Claim | None = None
 
     def __bool__(self) -> bool:
         return self.holds
@@ -127,9 +129,12 @@ class PublicDataResult:
             Verdict.VIOLATED: "VIOLATED for some public sample",
             Verdict.UNDECIDED: "UNDECIDED on some public sample",
         }[self.verdict]
+        if isinstance(self.claim, (Stability, PredictionDp)):
+            claimed = f"claimed {self.claim}"
+        else:
+            claimed = f"claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta})"
         lines = [
-            f"{verdict}: claimed (eps={self.claimed_epsilon}, "
-            f"delta={self.claimed_delta}), measured eps*={self.epsilon:.6g} (public "
+            f"{verdict}: {claimed}, measured eps*={self.epsilon:.6g} (public "
             f"{self.epsilon_public}), delta(eps)={self.delta:.6g} (public {self.delta_public})",
             f"  {len(self.results):,} public samples, {self.pairs:,} pairs of private parts, "
             f"{self.seconds:.2f}s",
@@ -148,10 +153,11 @@ def verify_with_public_data(
     public_samples: Iterable[Iterable[Hashable]],
     records: Sequence[Hashable],
     n: int,
-    epsilon: Any,
-    delta: Any = 0,
+    epsilon: Any = None,
+    delta: Any = None,
     neighbors: str | NeighborRelation = "substitute",
     public_records: Iterable[Hashable] | None = None,
+    claim: Claim | None = None,
     **verify_kwargs: Any,
 ) -> PublicDataResult:
     """Check that ``mechanism(public, .)`` is (epsilon, delta)-DP for every public sample.
@@ -163,7 +169,8 @@ def verify_with_public_data(
         public_samples: the public samples, e.g. ``all_public_samples(range(3), 2)``, or any
             iterable of samples (each an iterable of public records).
         records: the private record universe; ``n``: the private dataset size.
-        epsilon, delta: the claim, as in :func:`dpverify.verify`.
+        epsilon, delta: the claim, as in :func:`dpverify.verify`; or ``claim=`` (a
+            :mod:`dpverify.claims` value), not both.
         neighbors: the relation on the private part (``"substitute"`` or ``"add_remove"``).
         public_records: the public universe every sample must lie in (default: the points of
             ``public_samples`` when built by :func:`all_public_samples`, else unchecked).
@@ -181,8 +188,7 @@ def verify_with_public_data(
         raise InvalidArgument(
             f"mechanism must be callable (public, private_dataset) -> distribution, got {mechanism!r}."
         )
-    check_epsilon(epsilon)
-    check_delta(delta)
+    claimed = claim_from_arguments(claim, epsilon, delta)
     check_records(records)
     samples = _check_samples(public_samples, public_records)
     started = time.perf_counter()
@@ -190,8 +196,7 @@ def verify_with_public_data(
     witness = None
     for public in samples:
         result = verify(
-            _bind(mechanism, public), records=records, n=n, epsilon=epsilon, delta=delta,
-            neighbors=neighbors, **verify_kwargs,
+            _bind(mechanism, public), records=records, n=n, claim=claimed, neighbors=neighbors, **verify_kwargs,
         )
         results[public] = result
         if result.witness is not None and (witness is None or (
@@ -211,11 +216,12 @@ def verify_with_public_data(
         epsilon_public=worst_epsilon,
         delta_public=worst_delta,
         witness=witness,
-        claimed_epsilon=epsilon,
-        claimed_delta=delta,
+        claimed_epsilon=claimed.claimed_epsilon,
+        claimed_delta=claimed.claimed_delta,
         results=results,
         pairs=sum(r.pairs for r in results.values()),
         seconds=time.perf_counter() - started,
+        claim=claimed,
     )
 
 
