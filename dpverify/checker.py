@@ -40,6 +40,7 @@ from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, check_enumeration_size, relation
+from dpverify.validation import check_callable, check_integer
 
 __all__ = [
     "verify",
@@ -335,8 +336,7 @@ class Analysis:
 
 
 def _validate_n(n: Any) -> None:
-    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-        raise InvalidArgument(f"n must be an integer >= 1 (the dataset size), got n={n!r}.")
+    check_integer("n", n, at_least=1, fix="n is the dataset size, e.g. n=4")
 
 
 def analyze(
@@ -356,8 +356,7 @@ def analyze(
     universe = check_records(records)
     _validate_n(n)
     rel = relation(neighbors)
-    if not callable(mechanism):
-        raise InvalidArgument(f"mechanism must be callable (dataset -> distribution), got {mechanism!r}.")
+    check_callable("mechanism", mechanism, fix="pass a function dataset -> distribution")
     declared = bool(getattr(mechanism, "exchangeable", False)) if exchangeable is None else exchangeable
     check_enumeration_size(rel, len(universe), n, exchangeable=declared, max_pairs=max_pairs)
     violation = None

@@ -29,6 +29,7 @@ from typing import Union
 import numpy as np
 
 from dpverify.errors import InvalidArgument
+from dpverify.validation import check_integer
 
 __all__ = [
     "Record",
@@ -53,10 +54,7 @@ RepresentativeRule = Union[str, Callable[["ConceptClass", tuple, Sequence[int]],
 
 
 def _check_domain_size(domain_size: int) -> None:
-    if not isinstance(domain_size, int) or isinstance(domain_size, bool) or domain_size < 1:
-        raise InvalidArgument(
-            f"domain_size must be a positive integer, got domain_size={domain_size!r}."
-        )
+    check_integer("domain_size", domain_size, at_least=1, fix="domain_size is |X|, e.g. domain_size=3")
 
 
 def labeled_records(domain_size: int) -> tuple[Record, ...]:

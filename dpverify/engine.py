@@ -45,13 +45,14 @@ import enum
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from dpverify._certify import certify_pair
-from dpverify.witness import Witness
 from dpverify.privacy_loss import exp_epsilon
+from dpverify.witness import Witness
 
 __all__ = [
     "Verdict",
@@ -90,7 +91,7 @@ class Verdict(enum.Enum):
         return self.value
 
     @staticmethod
-    def combine(verdicts: "Iterable[Verdict]") -> "Verdict":
+    def combine(verdicts: Iterable[Verdict]) -> Verdict:
         """The verdict of a claim made of parts (every public sample, every proof step): VIOLATED
         if any part is, else UNDECIDED if any is, else HOLDS_WITHIN_ROUNDING if any is, else HOLDS."""
         found = set(verdicts)
@@ -109,18 +110,13 @@ def float_error_of(mechanism: Any, default: float = DEFAULT_FLOAT_ERROR) -> floa
 
 def check_float_error(value: Any) -> float:
     """Validate a relative float error: a number in [0, 1e-3]."""
-    from dpverify.errors import InvalidArgument
+    from dpverify.validation import check_number
 
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"float_error must be a number in [0, 1e-3], got {value!r}.") from None
-    if not (0.0 <= number <= 1e-3):
-        raise InvalidArgument(
-            f"float_error must be in [0, 1e-3] (a relative error per probability), got {value!r}; "
-            f"the default is {DEFAULT_FLOAT_ERROR:.3g} (2**20 float operations)."
-        )
-    return number
+    check_number(
+        "float_error", value, at_least=0, at_most=Fraction(1, 1000), what="a relative error per probability",
+        fix=f"the default is {DEFAULT_FLOAT_ERROR:.3g} (2**20 float operations)",
+    )
+    return float(value)
 
 
 @dataclass
@@ -216,7 +212,7 @@ class _Candidates:
         self.slack, self.first, self.second, self.pair = slack[order], first[order], second[order], pair[order]
 
     @classmethod
-    def empty(cls) -> "_Candidates":
+    def empty(cls) -> _Candidates:
         nothing = np.zeros(0, dtype=np.int64)
         return cls(np.zeros(0), nothing, nothing, nothing)
 

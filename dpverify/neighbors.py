@@ -34,6 +34,7 @@ import numpy as np
 
 from dpverify.domains import check_records
 from dpverify.errors import EnumerationTooLarge, InvalidArgument
+from dpverify.validation import check_choice, check_integer
 
 __all__ = [
     "PairSet",
@@ -194,11 +195,7 @@ class AddRemove(NeighborRelation):
 
 
 def _check_block_size(m: object) -> None:
-    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
-        raise InvalidArgument(
-            f"m must be an integer >= 1 (the number of records each user holds), got m={m!r}; "
-            "pass e.g. m=2."
-        )
+    check_integer("m", m, at_least=1, fix="m is the number of records each user holds; pass e.g. m=2")
 
 
 def user_blocks(records: Sequence[Hashable], m: int, *, ordered: bool = True) -> tuple[tuple, ...]:
@@ -326,13 +323,9 @@ def relation(name: str | tuple | NeighborRelation) -> NeighborRelation:
         return PARAMETRISED_RELATIONS[name[0]](name[1])
     if isinstance(name, str) and name in PARAMETRISED_RELATIONS:
         return PARAMETRISED_RELATIONS[name]()
-    try:
-        return RELATIONS[name]
-    except (KeyError, TypeError):
-        raise InvalidArgument(
-            f"unknown neighbour relation neighbors={name!r}; choose one of "
-            f"{sorted(RELATIONS) + sorted(PARAMETRISED_RELATIONS)} (or ('user_level', m))."
-        ) from None
+    choices = sorted(RELATIONS) + sorted(PARAMETRISED_RELATIONS)  # a parametrised name returned above
+    check_choice("neighbors", name, choices, what="neighbour relation", fix="(or ('user_level', m))")
+    return RELATIONS[name]
 
 
 def pair_count(

@@ -31,6 +31,7 @@ from dpverify.domains import check_records
 from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation
+from dpverify.validation import check_callable, check_integer
 
 __all__ = ["PublicSamples", "PublicDataResult", "PublicWitness", "all_public_samples", "verify_with_public_data"]
 
@@ -72,8 +73,7 @@ def all_public_samples(points: Iterable[Hashable], size: int, *, ordered: bool =
         InvalidArgument: empty or repeated points, or a size that is not an integer >= 0.
     """
     universe = _check_public_universe(points)
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        raise InvalidArgument(f"size must be an integer >= 0 (the public sample size), got size={size!r}.")
+    check_integer("size", size, at_least=0, fix="size is the public sample size")
     return PublicSamples(universe, size, bool(ordered))
 
 
@@ -184,10 +184,7 @@ def verify_with_public_data(
             public samples, a sample that is not an iterable of hashables or has a record outside
             the public universe, and whatever :func:`dpverify.verify` rejects.
     """
-    if not callable(mechanism):
-        raise InvalidArgument(
-            f"mechanism must be callable (public, private_dataset) -> distribution, got {mechanism!r}."
-        )
+    check_callable("mechanism", mechanism, fix="pass a function (public, private_dataset) -> distribution")
     claimed = claim_from_arguments(claim, epsilon, delta)
     check_records(records)
     samples = _check_samples(public_samples, public_records)

@@ -37,13 +37,8 @@ from dpverify.distribution import Distribution
 from dpverify.domains import CONCEPT_CLASSES, ConceptClass, check_records, labeled_records
 from dpverify.engine import decide_pair
 from dpverify.errors import InvalidArgument
-from dpverify.privacy_loss import (
-    check_delta,
-    check_epsilon,
-    epsilon_star,
-    hockey_stick,
-    optimal_output_set,
-)
+from dpverify.privacy_loss import check_delta, check_epsilon, epsilon_star, hockey_stick, optimal_output_set
+from dpverify.validation import check_integer
 
 __all__ = [
     "record_universes",
@@ -67,8 +62,7 @@ Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
 
 
 def _check_positive_int(name: str, value: Any, *, minimum: int = 1) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise InvalidArgument(f"{name} must be an integer >= {minimum}, got {name}={value!r}.")
+    check_integer(name, value, at_least=minimum)
 
 
 def _check_neighbors(neighbors: Any) -> str:

@@ -204,12 +204,13 @@ def _sign(number: Any) -> int:
 
 
 def _compare(value: Any, number: Any, bound: Any) -> int:
-    """The sign of ``value - bound`` (``number`` is ``value`` read exactly; ``bound`` an int or Fraction)."""
+    """The sign of ``value - bound``; ``number`` is ``value`` read exactly, ``bound`` any number
+    (read exactly too)."""
     if isinstance(value, float) and isinstance(bound, int):
         # An integer is a float, and the simplest fraction rounding to a float lies on the same
         # side of every float as the float itself: compare the float directly (fast path).
         return (value > bound) - (value < bound)
-    return _sign(number - bound)
+    return _sign(number - exact_number("bound", bound))
 
 
 # -- checks --------------------------------------------------------------------------------------
