@@ -32,7 +32,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import Dataset, thresholds
 from dpverify.errors import InvalidArgument
 from dpverify.mechanism import mutant
-from dpverify.validation import check_epsilon, check_number, check_positive, exact_number
+from dpverify.validation import check_callable, check_epsilon, check_number, check_positive, check_type, exact_number
 
 __all__ = [
     "exponential_mechanism",
@@ -63,11 +63,7 @@ def _to_sympy(value: Any) -> sympy.Expr:
 
 
 def _checked_scores(scores: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
-    if not isinstance(scores, Mapping):
-        raise InvalidArgument(
-            f"scores must be a Mapping candidate -> score, got {type(scores).__name__}; pass e.g. "
-            "{'a': 0, 'b': 1}."
-        )
+    check_type("scores", scores, Mapping, what="candidate -> score", fix="pass e.g. {'a': 0, 'b': 1}")
     if not scores:
         raise InvalidArgument("scores must hold at least one candidate, got an empty mapping.")
     for candidate, score in scores.items():
@@ -186,8 +182,7 @@ def exponential_mechanism_over(
     pool = tuple(candidates)
     if not pool:
         raise InvalidArgument("candidates must be non-empty, got an empty collection.")
-    if not callable(score):
-        raise InvalidArgument(f"score must be callable (dataset, candidate) -> loss, got {score!r}.")
+    check_callable("score", score, fix="pass a function (dataset, candidate) -> loss")
     check_epsilon(epsilon)
     _check_sensitivity(sensitivity)
 

@@ -46,7 +46,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, Dataset
 from dpverify.errors import InvalidArgument
 from dpverify.mechanism import mutant
-from dpverify.validation import check_epsilon, exact_number
+from dpverify.validation import check_epsilon, check_probability, check_type, exact_number
 from mechanisms.exponential import exponential_mechanism
 
 __all__ = [
@@ -148,12 +148,9 @@ def hypothesis_families(H: Any, *, domain_size: int | None = None) -> Hypothesis
 
 
 def _probability(value: Any) -> Fraction:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise InvalidArgument(f"a family probability must be a real number, got {value!r}.")
-    weight = Fraction(value)
-    if not 0 <= weight <= 1:
-        raise InvalidArgument(f"a family probability must be in [0, 1], got {value!r}.")
-    return weight
+    """A family probability (a rational in [0, 1]), read by :func:`dpverify.validation.exact_number`."""
+    check_type("weight", value, Real, what="a family probability")
+    return exact_number("weight", check_probability("weight", value, what="a family probability"))
 
 
 def check_labeled_dataset(z: Any, domain_size: int, *, name: str = "z") -> Dataset:

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
-from numbers import Real
 from typing import Any
-
-import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.validation import check_callable, check_number
 
 __all__ = ["flip", "label_flip"]
 
@@ -30,17 +28,10 @@ _HALF = Fraction(1, 2)
 
 
 def _check_alpha(alpha: Any) -> None:
-    if isinstance(alpha, bool) or not isinstance(alpha, (Real, sympy.Basic)):
-        raise InvalidArgument(f"alpha must be a number in [0, 1/2], got alpha={alpha!r}.")
-    try:
-        inside = bool(0 <= alpha <= _HALF)
-    except TypeError:
-        inside = False
-    if not inside:
-        raise InvalidArgument(
-            f"alpha must be in [0, 1/2] (the probability of flipping the predicted label), got "
-            f"alpha={alpha!r}; Corollary 2 of Dagan–Feldman 2020 uses a small alpha."
-        )
+    check_number(
+        "alpha", alpha, at_least=0, at_most=_HALF, what="the probability of flipping the predicted label",
+        fix="Corollary 2 of Dagan–Feldman 2020 uses a small alpha",
+    )
 
 
 def flip(distribution: Mapping[Hashable, Any], alpha: Any) -> Distribution:
@@ -93,8 +84,7 @@ def label_flip(
             non-binary output (on call).
     """
     _check_alpha(alpha)
-    if not callable(mechanism):
-        raise InvalidArgument(f"mechanism must be callable (dataset -> distribution), got {mechanism!r}.")
+    check_callable("mechanism", mechanism, fix="pass a function dataset -> distribution")
 
     def flipped(dataset: tuple) -> Distribution:
         return flip(mechanism(dataset), alpha)

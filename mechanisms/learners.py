@@ -29,6 +29,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
 from dpverify.errors import InvalidArgument
 from dpverify.mechanism import mutant
+from dpverify.validation import check_choice, check_delta
 from mechanisms.exponential import exponential_rows
 
 __all__ = ["ExponentialLearner", "LeakyLearner", "ConsistentLearner", "learner", "LEARNERS"]
@@ -75,8 +76,7 @@ class LeakyLearner:
     name = "leaky"
 
     def __post_init__(self) -> None:
-        if not 0 <= self.delta <= 1:
-            raise InvalidArgument(f"delta must be in [0, 1], got delta={self.delta!r}.")
+        check_delta(self.delta)
 
     def __call__(self, dataset: tuple) -> Distribution:
         base = ExponentialLearner(self.concept_class, self.learner_epsilon)(dataset)
@@ -129,4 +129,5 @@ def learner(name: str, concept_class: ConceptClass, *, learner_epsilon: float = 
         return LeakyLearner(concept_class, delta, learner_epsilon)
     if name == "consistent":
         return ConsistentLearner(concept_class)
-    raise InvalidArgument(f"unknown learner {name!r}; choose one of {sorted(LEARNERS)}.")
+    check_choice("name", name, sorted(LEARNERS), what="learner")
+    raise AssertionError(f"learner {name!r} is listed in LEARNERS but not built here")

@@ -37,8 +37,7 @@ AGGREGATIONS = ("exponential", "laplace", "mutant_exponential_without_half")
 
 def parts_for(epsilon: float, alpha: float) -> int:
     """``r = ceil(6 ln(4 / alpha) / epsilon)`` (Li–Wang–Ye 2025, Lemma 19)."""
-    if not 0 < alpha <= 1:
-        raise InvalidArgument(f"alpha must be in (0, 1], got alpha={alpha!r}.")
+    check_number("alpha", alpha, above=0, at_most=1)
     return math.ceil(6 * math.log(4 / alpha) / epsilon)
 
 

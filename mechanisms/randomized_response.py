@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from fractions import Fraction
-from numbers import Real
 from typing import Any
-
-import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.validation import check_number
 
 __all__ = [
     "randomized_response",
@@ -34,17 +32,10 @@ _HALF = Fraction(1, 2)
 
 
 def _check_keep_probability(p: Any) -> None:
-    if isinstance(p, bool) or not isinstance(p, (Real, sympy.Basic)):
-        raise InvalidArgument(f"p must be a number in [1/2, 1], got p={p!r}.")
-    try:
-        inside = bool(_HALF <= p <= 1)
-    except TypeError:
-        inside = False
-    if not inside:
-        raise InvalidArgument(
-            f"p must be in [1/2, 1] (the probability of keeping the true bit), got p={p!r}; "
-            "for p < 1/2 report the flipped bit with 1 - p instead."
-        )
+    check_number(
+        "p", p, at_least=_HALF, at_most=1, what="the probability of keeping the true bit",
+        fix="for p < 1/2 report the flipped bit with 1 - p instead",
+    )
 
 
 def _check_bit(bit: Any, where: str) -> None:

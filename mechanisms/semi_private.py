@@ -44,7 +44,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, Dataset, RepresentativeRule
 from dpverify.errors import InvalidArgument
 from dpverify.mechanism import mutant
-from dpverify.privacy_loss import check_epsilon
+from dpverify.validation import check_epsilon
 from mechanisms.exponential import exponential_mechanism
 
 __all__ = ["ASSPP", "MutantCoverWithPrivatePoints"]

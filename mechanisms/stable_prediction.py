@@ -41,6 +41,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable, hypergeometric_weights, table
+from dpverify.validation import check_choice, check_positive
 from mechanisms.exponential import exponential_rows
 from mechanisms.private_prediction import RealizablePredictor, vote_answer
 from mechanisms.relabeling import exact_parameter
@@ -128,11 +129,8 @@ def stable_parameters(
     Raises:
         InvalidArgument: unknown variant, n' outside [1, n], or a failed precondition (named).
     """
-    if variant not in VARIANTS:
-        raise InvalidArgument(f"unknown A^sta variant {variant!r}; choose one of {VARIANTS}.")
-    g = exact_parameter(gamma)
-    if g <= 0:
-        raise InvalidArgument(f"gamma must be > 0, got gamma={gamma!r}.")
+    check_choice("variant", variant, VARIANTS, what="A^sta variant")
+    g = exact_parameter(check_positive("gamma", gamma), "gamma")
     if variant == "outline":
         if n_prime is not None:
             raise InvalidArgument(
@@ -258,8 +256,7 @@ def inner_predictor(concept_class: ConceptClass, query: int, epsilon, *, inner: 
     class with score = mistakes, ``P(c) ∝ exp(-eps mistakes / 2)``, predict ``c(query)`` (eps-DP by
     Lemma 7 / post-processing).
     """
-    if inner not in INNER_PREDICTORS:
-        raise InvalidArgument(f"unknown inner predictor {inner!r}; choose one of {INNER_PREDICTORS}.")
+    check_choice("inner", inner, INNER_PREDICTORS, what="inner predictor")
     eps = float(epsilon)
 
     def predict(dataset: tuple) -> Distribution:
@@ -307,8 +304,7 @@ def subsampled_prediction_table(
     aggregation: str = "exponential",
 ) -> tuple[MultisetTable, np.ndarray]:
     """Lemma 8 on every dataset multiset: ``P_S = sum_t hyp(t; S) P[A'(t) = 1]``."""
-    if inner not in INNER_PREDICTORS:
-        raise InvalidArgument(f"unknown inner predictor {inner!r}; choose one of {INNER_PREDICTORS}.")
+    check_choice("inner", inner, INNER_PREDICTORS, what="inner predictor")
     _check_n_prime(n_prime, n)
     z = 2 * concept_class.domain_size
     s_table, t_table = table(z, n), table(z, n_prime)
@@ -323,8 +319,7 @@ def subsampled_prediction_table(
 
 
 def _check_phi(phi: str) -> None:
-    if phi not in PHI_LEARNERS:
-        raise InvalidArgument(f"unknown phi learner {phi!r}; choose one of {PHI_LEARNERS}.")
+    check_choice("phi", phi, PHI_LEARNERS, what="phi learner")
 
 
 def appendix_c_reference(

@@ -31,6 +31,7 @@ from typing import Any
 
 from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.validation import check_callable, check_integer
 
 __all__ = [
     "canonical",
@@ -58,21 +59,15 @@ def canonical(multiset: Iterable[Hashable]) -> tuple:
         return tuple(sorted(items, key=repr))
 
 
-def _check_size(name: str, value: Any, n: int | None, rule: str) -> None:
-    """``value`` must be an int >= 0 and, when ``n`` is given, <= n."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidArgument(f"{name} must be an integer, got {name}={value!r}.")
-    if value < 0 or (n is not None and value > n):
-        bound = f"[0, n] with n={n} the dataset size" if n is not None else ">= 0"
-        raise InvalidArgument(f"{name} must be in {bound}, got {name}={value!r}; {rule}")
-
-
 def _check_k(k: Any, n: int) -> None:
-    _check_size("k", k, n, "sampling without replacement cannot take more entries than there are.")
+    check_integer(
+        "k", k, at_least=0, at_most=n,
+        fix=f"n={n} is the dataset size: sampling without replacement cannot take more entries than there are",
+    )
 
 
 def _check_m(m: Any) -> None:
-    _check_size("m", m, None, "m is the number of draws.")
+    check_integer("m", m, at_least=0, fix="m is the number of draws")
 
 
 def _as_tuple(dataset: Sequence[Hashable]) -> tuple:
@@ -227,8 +222,7 @@ def _wrap(
     sampler: Callable[[tuple], Distribution],
     name: str,
 ) -> Callable[[tuple], Distribution]:
-    if not callable(mechanism):
-        raise InvalidArgument(f"mechanism must be callable (dataset -> distribution), got {mechanism!r}.")
+    check_callable("mechanism", mechanism, fix="pass a function dataset -> distribution")
     inner_exchangeable = bool(getattr(mechanism, "exchangeable", False))
     if grouped and not inner_exchangeable:
         raise InvalidArgument(
@@ -277,7 +271,7 @@ def subsampled(
         InvalidArgument: ``k`` not an integer >= 0, or grouped=True with ``M`` not exchangeable
             (here); ``k > len(dataset)`` (on call).
     """
-    _check_size("k", k, None, "k is the subsample size.")
+    check_integer("k", k, at_least=0, fix="k is the subsample size")
     sampler = subsample_multisets if grouped else subsample_index_sets
     return _wrap(mechanism, grouped, lambda dataset: sampler(dataset, k), "subsampled")
 

@@ -26,9 +26,9 @@ import numpy as np
 
 from dpverify.audit import AuditCase, Expect, Measurement
 from dpverify.domains import concept_class, labeled_records
-from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from dpverify.multisets import table as multiset_table
+from dpverify.validation import check_number, check_positive
 from mechanisms.audits._instance import instance
 from mechanisms.audits.stable_prediction import _per_query_decision, _precondition, _query, _rows, shown
 from mechanisms.label_flip import flip_rows
@@ -52,11 +52,9 @@ def appendix_c_constants(epsilon, n: int, n_prime: int) -> float:
 
 
 def _check_appendix_c(n: int, n_prime: int, eta, epsilon, alpha, outside_preconditions: bool) -> None:
+    check_positive("eta", eta)
+    check_number("alpha", alpha, at_least=0, at_most=Fraction(1, 2), fix="alpha is the flip probability")
     h, e, a = exact_parameter(eta), exact_parameter(epsilon), exact_parameter(alpha)
-    if h <= 0:
-        raise InvalidArgument(f"eta must be > 0, got eta={eta!r}.")
-    if not 0 <= a <= Fraction(1, 2):
-        raise InvalidArgument(f"alpha must be in [0, 1/2] (the flip probability), got alpha={alpha!r}.")
     if outside_preconditions:
         return
     _precondition(0 < e < 1, "Lemma 15 (Dagan–Feldman 2020)", "epsilon in (0, 1)", f"epsilon={epsilon}")

@@ -24,6 +24,7 @@ from dpverify.checker import VerificationResult, verify
 from dpverify.domains import ConceptClass, concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import user_level
+from dpverify.validation import check_choice, check_integer
 from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half
 from mechanisms.item_level import ItemLevelLearner, MutantFamilyFromData
@@ -34,14 +35,11 @@ ITEM_LEVEL_VARIANTS = ("item_level_learner", "mutant_item_level_without_half", "
 
 
 def _check_variant(variant: str, allowed: tuple[str, ...]) -> None:
-    if variant not in allowed:
-        raise InvalidArgument(f"unknown variant variant={variant!r}; choose one of {list(allowed)}.")
+    check_choice("variant", variant, allowed)
 
 
 def _check_count(name: str, value: Any, low: int = 1) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise InvalidArgument(f"{name} must be an integer >= {low}, got {name}={value!r}.")
-    return value
+    return check_integer(name, value, at_least=low)
 
 
 def hypothesis_family(name: str, domain_size: int, *, mixture: bool = False) -> Any:
@@ -72,8 +70,7 @@ RELATIONS = ("replace_one", "add_remove")
 
 
 def _relation(neighbors: str, m: int | None):
-    if neighbors not in RELATIONS:
-        raise InvalidArgument(f"neighbors must be one of {RELATIONS}, got neighbors={neighbors!r}.")
+    check_choice("neighbors", neighbors, RELATIONS, what="audit relation")
     if neighbors == "add_remove":
         return "add_remove"  # a whole user's block (a record when m = 1) added or removed
     return "substitute" if m is None else user_level(m)

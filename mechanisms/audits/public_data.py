@@ -14,8 +14,8 @@ from typing import Any
 
 from dpverify.audit import AuditCase, Expect, Measurement
 from dpverify.domains import concept_class, labeled_records
-from dpverify.errors import InvalidArgument
 from dpverify.public_data import all_public_samples, verify_with_public_data
+from dpverify.validation import check_choice, check_integer
 from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism_without_half
 from mechanisms.semi_private import ASSPP, MutantCoverWithPrivatePoints
@@ -33,7 +33,8 @@ def _learner(variant: str, H, epsilon: Any, representative: str) -> ASSPP:
         return ASSPP(H, epsilon=epsilon, representative=representative, selector=exponential_mechanism_without_half)
     if variant == "mutant_asspp_cover_with_private_points":
         return MutantCoverWithPrivatePoints(H, epsilon=epsilon, representative=representative)
-    raise InvalidArgument(f"unknown ASSPP variant variant={variant!r}; choose one of {list(VARIANTS)}.")
+    check_choice("variant", variant, VARIANTS, what="ASSPP variant")
+    raise AssertionError(f"variant {variant!r} is listed in VARIANTS but not built here")
 
 
 def measure_asspp(
@@ -62,9 +63,8 @@ def measure_asspp(
         A Measurement with eps*, the claimed (epsilon, 0), the certified verdict, the witness (its
         public sample named) and per-public-sample eps* in ``details``.
     """
-    for name, value, low in (("n_private", n_private, 1), ("n_public", n_public, 0)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            raise InvalidArgument(f"{name} must be an integer >= {low}, got {name}={value!r}.")
+    check_integer("n_private", n_private, at_least=1)
+    check_integer("n_public", n_public, at_least=0)
     H = concept_class(concept, domain_size)
     learner = _learner(variant, H, epsilon, representative)
     result = verify_with_public_data(

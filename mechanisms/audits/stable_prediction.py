@@ -37,6 +37,7 @@ from dpverify.domains import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from dpverify.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
+from dpverify.validation import check_choice, check_number
 from mechanisms.audits._instance import instance
 from mechanisms.label_flip import flip_rows
 from mechanisms.relabeling import exact_parameter
@@ -65,8 +66,8 @@ def _precondition(ok: bool, lemma: str, rule: str, values: str) -> None:
 
 
 def _check_mutant(mutant: str | None, allowed: tuple[str, ...]) -> None:
-    if mutant is not None and mutant not in allowed:
-        raise InvalidArgument(f"unknown mutant {mutant!r}; choose one of {allowed} (or None for the mechanism).")
+    if mutant is not None:
+        check_choice("mutant", mutant, allowed, fix="(or None for the mechanism)")
 
 
 # -- per-query worst case over replace-one pairs -----------------------------------------------------
@@ -192,9 +193,8 @@ def measure_flip_prediction(
     """C10 (Corollary 2): a gamma = eps alpha/2 -stable A^sta, then flip with probability alpha:
     eps-DP prediction; explicit ``ln(1 + gamma/alpha)``. Mutant ``"no_flip"``."""
     _check_mutant(mutant, ("no_flip",))
+    check_number("alpha", alpha, at_least=0, at_most=Fraction(1, 2), fix="alpha is the flip probability")
     a, e = exact_parameter(alpha), exact_parameter(epsilon)
-    if not 0 <= a <= Fraction(1, 2):
-        raise InvalidArgument(f"alpha must be in [0, 1/2] (the flip probability), got alpha={alpha!r}.")
     if not outside_preconditions:
         _precondition(0 < a, "Corollary 2", "alpha > 0 (alpha in (0, 1/2])", f"alpha={alpha}")
         _precondition(0 < e < 1, "Corollary 2", "epsilon in (0, 1)", f"epsilon={epsilon}")
