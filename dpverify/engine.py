@@ -45,7 +45,6 @@ import enum
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -113,8 +112,8 @@ def check_float_error(value: Any) -> float:
     from dpverify.validation import check_number
 
     check_number(
-        "float_error", value, at_least=0, at_most=Fraction(1, 1000), what="a relative error per probability",
-        fix=f"the default is {DEFAULT_FLOAT_ERROR:.3g} (2**20 float operations)",
+        "float_error", value, at_least=0, at_most=1e-3,
+        fix=f"it is a relative error per probability; the default is {DEFAULT_FLOAT_ERROR:.3g} (2**20 float operations)",
     )
     return float(value)
 

@@ -197,7 +197,7 @@ class BaselineStore:
         """
         __tracebackhide__ = True
         from dpverify.checker import analyze
-        from dpverify.privacy_loss import check_epsilon
+        from dpverify.validation import check_epsilon
 
         path = self.path(name)
         records = tuple(records)
