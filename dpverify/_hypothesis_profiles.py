@@ -30,7 +30,7 @@ def register_profiles() -> None:
     import hypothesis
     from hypothesis.errors import InvalidArgument
 
-    profiles = {
+    profiles: dict[str, dict[str, Any]] = {
         PROFILES["ci"]: dict(
             max_examples=1000,
             derandomize=True,  # the same examples on every CI run: a failure is reproducible

@@ -49,9 +49,10 @@ def is_exact_number(value: Any) -> bool:
 
 
 def _check_probability(outcome: Hashable, value: Any) -> None:
-    basic = getattr(sys.modules.get("sympy"), "Basic", ())
+    basic: Any = getattr(sys.modules.get("sympy"), "Basic", ())
+    mpf: Any = getattr(sys.modules.get("mpmath"), "mpf", ())
     if isinstance(value, bool) or not (
-        isinstance(value, (Number, basic)) or isinstance(value, getattr(sys.modules.get("mpmath"), "mpf", ()))
+        isinstance(value, (Number, basic)) or isinstance(value, mpf)
     ):
         raise InvalidArgument(
             f"probability of outcome {outcome!r} must be a number (float, int, Fraction or sympy), "
@@ -82,7 +83,7 @@ def _check_probability(outcome: Hashable, value: Any) -> None:
             )
         return
     try:
-        as_float = float(value)
+        as_float = float(value)  # type: ignore[arg-type]  # complex numbers raise TypeError here
     except TypeError:
         raise InvalidArgument(
             f"probability of outcome {outcome!r} must be a real number, got {value!r}."
@@ -92,14 +93,15 @@ def _check_probability(outcome: Hashable, value: Any) -> None:
             f"probability of outcome {outcome!r} must be finite, got {value!r}; "
             "a mechanism must return a proper probability for every outcome."
         )
-    if value < 0:
+    if value < 0:  # type: ignore[operator]  # a real Number (complex rejected above)
         raise InvalidArgument(
             f"probability of outcome {outcome!r} must be non-negative, got {value!r}."
         )
 
 
 def _is_zero(value: Any) -> bool:
-    if isinstance(value, getattr(sys.modules.get("sympy"), "Basic", ())):
+    basic: Any = getattr(sys.modules.get("sympy"), "Basic", ())
+    if isinstance(value, basic):
         return value.is_zero is True
     return value == 0
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Union
 
 import numpy as np
 
@@ -50,7 +49,7 @@ Record = tuple[int, int]
 Dataset = tuple[Record, ...]
 #: A representative rule: ``"first"``, ``"last"`` or ``rule(concept_class, labeling, candidates)``
 #: returning one of ``candidates`` (concept indices consistent with the labeling, in class order).
-RepresentativeRule = Union[str, Callable[["ConceptClass", tuple, Sequence[int]], int]]
+RepresentativeRule = str | Callable[["ConceptClass", tuple, Sequence[int]], int]
 
 
 def _check_domain_size(domain_size: int) -> None:

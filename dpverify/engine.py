@@ -305,7 +305,7 @@ def sweep(
                 bound = claim_delta if pairs.pair_delta is None else pairs.pair_delta[start : start + li.size]
                 near = np.flatnonzero((values > bound - delta_margin) & (eps_rows > epsilon - epsilon_margin))
                 if near.size:
-                    slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
+                    slack = values[near] - (bound if np.ndim(bound) == 0 else np.asarray(bound)[near])
                     found.append((slack, first[near], second[near], start + near))
     candidates = _Candidates(*(np.concatenate(parts) for parts in zip(*found))) if found else _Candidates.empty()
     return Sweep(

@@ -139,7 +139,7 @@ def _bar_binomials(universe_size: int, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def table(universe_size: int, n: int) -> "MultisetTable":
+def table(universe_size: int, n: int) -> MultisetTable:
     """A shared (cached) :class:`MultisetTable`."""
     return MultisetTable(universe_size, n)
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -309,7 +309,7 @@ RELATIONS: dict[str, NeighborRelation] = {r.name: r for r in (_SUBSTITUTE, AddRe
 
 #: Relations over structured records that take a parameter: ``relation((name, parameter))``, or
 #: ``relation(name)`` for the default (``UserLevel()`` accepts any common block size).
-PARAMETRISED_RELATIONS: dict[str, type[NeighborRelation]] = {"user_level": UserLevel}
+PARAMETRISED_RELATIONS: dict[str, Callable[..., NeighborRelation]] = {"user_level": UserLevel}
 
 
 def relation(name: str | tuple | NeighborRelation) -> NeighborRelation:
@@ -325,6 +325,7 @@ def relation(name: str | tuple | NeighborRelation) -> NeighborRelation:
         return PARAMETRISED_RELATIONS[name]()
     choices = sorted(RELATIONS) + sorted(PARAMETRISED_RELATIONS)  # a parametrised name returned above
     check_choice("neighbors", name, choices, what="neighbour relation", fix="(or ('user_level', m))")
+    assert isinstance(name, str)  # check_choice accepted it: one of the plain relations' names
     return RELATIONS[name]
 
 

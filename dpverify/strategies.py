@@ -30,6 +30,7 @@ from typing import Any
 
 import hypothesis
 import hypothesis.strategies as st
+import numpy as np
 from hypothesis.strategies import SearchStrategy, composite
 
 from dpverify.checker import evaluate
@@ -106,7 +107,7 @@ def _random_concept_classes(draw: st.DrawFn, domain_size: int) -> ConceptClass:
             max_size=MAX_RANDOM_CONCEPTS,
         )
     )
-    return ConceptClass("random", rows)
+    return ConceptClass("random", np.array(rows, dtype=bool))
 
 
 @composite
