@@ -1,4 +1,4 @@
-"""Helper mechanisms for tests/test_audit_cli.py, loaded by ``dpverify check tests.cli_mechanisms:NAME``.
+"""Helper mechanisms for tests/dpverify/test_cli.py, loaded by ``dpverify check tests.cli_mechanisms:NAME``.
 
 Each is a callable ``dataset -> {outcome: probability}`` over the record universe ``[0, 1]``.
 """

@@ -16,7 +16,7 @@ from dpverify.pytest_plugin import PROFILES, BaselineEntry, BaselineStore, asser
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 MECHANISMS = '''
 from fractions import Fraction

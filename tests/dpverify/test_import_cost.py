@@ -17,7 +17,7 @@ import pytest
 
 import dpverify
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("numpy", "sympy", "mpmath", "scipy", "hypothesis")
 
 

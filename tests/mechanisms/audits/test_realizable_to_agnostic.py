@@ -350,7 +350,7 @@ def test_mutant_no_subsampling_caught_at_n_64():
 # -- C8 baselines (issue 7, finding 5: corrected) -------------------------------------------------
 # Default instance: thresholds |X| = 3, n = 6, eps = 0.2, k = 2, exponential inner learner.
 # The fast tables equal the literal A_Agnostic for every score on every multiset
-# (tests/test_relabeling.py), so these figures are those of the literal algorithms.
+# (tests/mechanisms/test_relabeling.py), so these figures are those of the literal algorithms.
 
 
 def test_c8a_bns_at_privacy_one_is_worse_than_c3():
