@@ -24,8 +24,6 @@ checked as a black box instead.
 
 from __future__ import annotations
 
-import itertools
-import random
 import sys
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -38,8 +36,15 @@ from dpverify.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.distribution import Distribution
 from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
-from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, check_enumeration_size, relation
+from dpverify.symmetry import (
+    EXHAUSTIVE_SYMMETRY_LIMIT,
+    SymmetryViolation,
+    _as_distribution,
+    check_exchangeable,
+    evaluate,
+    exchangeable,
+)
 from dpverify.validation import check_callable, check_integer
 
 __all__ = [
@@ -59,25 +64,6 @@ __all__ = [
 DEFAULT_MAX_PAIRS = 5_000_000
 _CHUNK = 65_536
 Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
-
-
-def exchangeable(mechanism: Mechanism) -> Mechanism:
-    """Declare that ``mechanism``'s output distribution ignores the order of the records.
-
-    The declaration is tested (random datasets, random permutations) before the checker uses it.
-    """
-    mechanism.exchangeable = True  # type: ignore[attr-defined]
-    return mechanism
-
-
-@dataclass(frozen=True)
-class SymmetryViolation:
-    """A counterexample to a declared exchangeability: same records, other order, other output."""
-
-    dataset: tuple
-    permuted: tuple
-    first: Distribution
-    second: Distribution
 
 
 @dataclass(frozen=True)
@@ -170,72 +156,6 @@ class VerificationResult:
             title = "closest pair" if self.witness.within_rounding else "witness"
             lines.append(f"  {title}:\n    " + str(self.witness).replace("\n", "\n    "))
         return "\n".join(lines)
-
-
-def _as_distribution(value: Any, dataset: tuple) -> Distribution:
-    if isinstance(value, Distribution):
-        return value
-    if not isinstance(value, Mapping):
-        raise InvalidArgument(
-            f"the mechanism must return a Mapping outcome -> probability (or a Distribution); on "
-            f"dataset {dataset!r} it returned {type(value).__name__}."
-        )
-    try:
-        return Distribution(value)
-    except InvalidArgument as error:
-        raise InvalidArgument(f"on dataset {dataset!r} the mechanism's output: {error}") from None
-
-
-def evaluate(mechanism: Mechanism, dataset: tuple) -> Distribution:
-    """Run ``mechanism`` on ``dataset`` and validate its output as a :class:`Distribution`."""
-    return _as_distribution(mechanism(dataset), dataset)
-
-
-def _distributions_close(a: Distribution, b: Distribution) -> bool:
-    if a.is_exact and b.is_exact:
-        return a == b
-    if a.support != b.support:
-        return False
-    return all(abs(float(a[o]) - float(b[o])) <= 1e-12 for o in a)
-
-
-#: Up to this many ordered datasets, a declared exchangeability is checked on every ordering.
-EXHAUSTIVE_SYMMETRY_LIMIT = 20_000
-
-
-def check_exchangeable(
-    mechanism: Mechanism, records: Sequence[Hashable], n: int, *, samples: int = 100, random_state: int = 0
-) -> SymmetryViolation | None:
-    """Test a declared exchangeability; return a counterexample or None.
-
-    When ``len(records) ** n <= EXHAUSTIVE_SYMMETRY_LIMIT`` every ordered dataset is compared with
-    its sorted form (a proof); otherwise ``samples`` random datasets, each under a random
-    permutation and a swap of its first two entries (a property test, not a proof: see
-    ``VerificationResult.exchangeability``); ``random_state`` fixes the sample (runs repeat).
-    """
-    if len(records) ** n <= EXHAUSTIVE_SYMMETRY_LIMIT:
-        position = {r: i for i, r in enumerate(records)}
-        reference: dict[tuple, Distribution] = {}
-        for dataset in itertools.product(records, repeat=n):
-            key = tuple(sorted(dataset, key=position.__getitem__))
-            dist = _as_distribution(mechanism(dataset), dataset)
-            if key not in reference:
-                reference[key] = dist
-            elif not _distributions_close(reference[key], dist):
-                return SymmetryViolation(key, dataset, reference[key], dist)
-        return None
-    rng = random.Random(random_state)
-    for _ in range(samples):
-        dataset = tuple(rng.choice(records) for _ in range(n))
-        permutations = [tuple(rng.sample(dataset, n))]
-        if n >= 2:
-            permutations.append((dataset[1], dataset[0]) + dataset[2:])
-        base = _as_distribution(mechanism(dataset), dataset)
-        for permuted in permutations:
-            other = _as_distribution(mechanism(permuted), permuted)
-            if not _distributions_close(base, other):
-                return SymmetryViolation(dataset, permuted, base, other)
-    return None
 
 
 class _Progress:

@@ -72,7 +72,7 @@ def mutant(*, of: Any, broken: str) -> Callable[[_T], _T]:
     """Declare a known-broken variant of ``of`` (a function, class or name) beside it.
 
     ``@mutant(of=exponential_mechanism, broken="the factor 1/2 dropped")`` records the parent and
-    what was broken on the decorated function or class as ``__dpverify_mutant__``; audits check a
+    what was broken on the decorated function or class as ``__dpverify_mutation__``; audits check a
     mutant against its parent's claim and must catch it. Returns the object unchanged otherwise.
     """
     if not broken or not isinstance(broken, str):
@@ -80,7 +80,7 @@ def mutant(*, of: Any, broken: str) -> Callable[[_T], _T]:
     parent = of if isinstance(of, str) else getattr(of, "__qualname__", None) or getattr(of, "__name__", repr(of))
 
     def declare(target: _T) -> _T:
-        target.__dpverify_mutant__ = (parent, broken)  # type: ignore[attr-defined]
+        target.__dpverify_mutation__ = (parent, broken)  # type: ignore[attr-defined]
         return target
 
     return declare
@@ -88,7 +88,7 @@ def mutant(*, of: Any, broken: str) -> Callable[[_T], _T]:
 
 def parent_of(obj: Any) -> str | None:
     """The parent's name recorded by :func:`mutant` on ``obj`` (or its class), else None."""
-    declared = getattr(obj, "__dpverify_mutant__", None)
+    declared = getattr(obj, "__dpverify_mutation__", None)
     return None if declared is None else declared[0]
 
 

@@ -71,7 +71,7 @@ def test_mutant_records_parent_and_reason_and_keeps_the_object():
 
     assert broken((0,)) == {1: 1}
     assert parent_of(broken) == "test_mutant_records_parent_and_reason_and_keeps_the_object.<locals>.parent"
-    assert broken.__dpverify_mutant__[1] == "always answers 1"
+    assert broken.__dpverify_mutation__[1] == "always answers 1"
     assert not is_mutant(parent)
     with pytest.raises(ValueError, match="broken="):
         mutant(of=parent, broken="")
