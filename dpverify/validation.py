@@ -243,6 +243,25 @@ def check_number(
 ) -> Any:
     """A finite real number (see :func:`exact_number` for the kinds accepted) with optional bounds,
     compared exactly; returns ``value`` unchanged."""
+    kind = type(value)
+    if (kind is int or (kind is float and math.isfinite(value))) and all(
+        type(b) is int for b in (at_least, above, at_most) if b is not None
+    ):
+        # Hot path (mechanisms validate every score): a plain int or finite float against integer
+        # bounds compares exactly as it stands (see _compare); messages are built only on failure.
+        if not (
+            (at_least is None or value >= at_least)
+            and (above is None or value > above)
+            and (at_most is None or value <= at_most)
+        ):
+            return _check_number_slow(name, value, at_least=at_least, above=above, at_most=at_most, what=what, fix=fix)
+        return value
+    return _check_number_slow(name, value, at_least=at_least, above=above, at_most=at_most, what=what, fix=fix)
+
+
+def _check_number_slow(
+    name: str, value: Any, *, at_least: Any, above: Any, at_most: Any, what: str | None, fix: str | None,
+) -> Any:
     lower = f"[{at_least}" if at_least is not None else f"({above}" if above is not None else None
     if lower is not None and at_most is not None:
         rule = f"in {lower}, {at_most}]"
