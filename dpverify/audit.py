@@ -300,9 +300,9 @@ def format_table(rows: Sequence[AuditRow]) -> str:
         for r in rows
     ]
     widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)) for line in body]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
     return "\n".join(lines)
 
 
