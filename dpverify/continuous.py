@@ -15,9 +15,10 @@ many pieces, each ``sum a x^d exp(r x + e)`` with rational ``a, r, e``. Two outp
 How ``sup p/q`` is found and certified, piece by piece:
 
 * a piece where ``p = 0`` contributes nothing; where ``q = 0 < p``, the loss is infinite;
-* a piece where ``p`` and ``q`` are single pure exponentials has a log-linear ratio: its supremum
-  is at a piece end (or its analytic limit at an infinite end), an exact ``c exp(s)`` with rational
-  ``c, s``, compared with ``e^eps`` exactly (:class:`~dpverify.piecewise.ExpSum`);
+* a piece where ``p = A e^(r x)`` and ``q = B e^(r' x)`` (after grouping terms by rate and degree;
+  ``A, B`` exact ExpSums) has a log-linear ratio: its supremum is at a piece end (or its analytic
+  limit at an infinite end), the exact ratio ``N / D`` of two ExpSums, compared with ``e^eps``
+  exactly (:class:`~dpverify.piecewise.ExpSum`);
 * otherwise the supremum is enclosed by branch and bound in mpmath interval arithmetic (interval
   and mean-value forms of ``p/q``); at a finite piece end where ``q`` vanishes to order ``k`` the
   ratio is enclosed by ``p^(k)/q^(k)`` (Taylor with Lagrange remainder), and an infinite end is cut
@@ -54,8 +55,8 @@ from dpverify.piecewise import ExpSum, PiecewiseExp, as_fraction
 __all__ = ["MixedOutput", "ProductOutput", "RatioSup", "sup_ratio", "pair_loss", "verify_densities"]
 
 _BITS = 80
-_TOLERANCE = 1e-8
-_BOX_BUDGET = 600
+_TOLERANCE = 1e-6
+_START_BOXES = 32
 iv = mpmath.iv
 
 
@@ -164,7 +165,7 @@ class RatioSup:
 
     Attributes:
         low, high: ``low <= sup <= high`` (``high`` may be ``inf``; ``low`` is attained or a limit).
-        exact: ``(c, s)`` when the supremum is exactly ``c * exp(s)`` (rational ``c, s``).
+        exact: ``(N, D)`` (ExpSums, ``D > 0``) when the supremum is exactly ``N / D``.
         infinite: the ratio is unbounded (``p > 0 = q`` on a set of positive measure, or a pole).
         where: how to build an output set near the supremum: ``("point", x)``, ``("left", x)``
             for ``(-inf, x]``, ``("right", x)``, ``("interval", a, b)`` or None.
@@ -172,7 +173,7 @@ class RatioSup:
 
     low: float
     high: float
-    exact: tuple[Fraction, Fraction] | None = None
+    exact: tuple[ExpSum, ExpSum] | None = None
     infinite: bool = False
     where: tuple | None = None
 
@@ -223,7 +224,8 @@ def sup_ratio(p: PiecewiseExp, q: PiecewiseExp, *, target: float = math.inf, kno
 
 
 def _exact_value_greater(x: tuple, y: tuple) -> bool:
-    return (ExpSum.exp(x[1], x[0]) - ExpSum.exp(y[1], y[0])).sign() > 0
+    """``N1/D1 > N2/D2`` exactly (denominators positive)."""
+    return (x[0] * y[1] - y[0] * x[1]).sign() > 0
 
 
 def _combine(results: list[RatioSup]) -> RatioSup:
@@ -243,34 +245,55 @@ def _combine(results: list[RatioSup]) -> RatioSup:
     return RatioSup(top.low, high, exact, False, top.where)
 
 
+def _groups(terms: list) -> dict[tuple[Fraction, int], ExpSum]:
+    """Terms grouped by (rate, degree): ``f(x) = sum_(r, d) C_(r, d) x^d e^(r x)`` with exact ``C``.
+    The functions ``x^d e^(r x)`` are linearly independent, so this form is unique."""
+    groups: dict[tuple[Fraction, int], dict] = {}
+    for r, e, d, a in terms:
+        g = groups.setdefault((r, d), {})
+        g[e] = g.get(e, 0) + a
+    return {key: ExpSum(g) for key, g in groups.items() if not ExpSum(g).is_zero()}
+
+
 def _single_term_sup(low, high, fp: _Fn, fq: _Fn) -> RatioSup | None:
-    """Exact supremum on a piece where p and q are single pure exponentials (log-linear ratio)."""
-    if len(fp.terms) != 1 or len(fq.terms) != 1:
+    """Exact supremum on a piece where p = A e^(r x) and q = B e^(r' x) (one group each, degree 0):
+    the log ratio is linear, so the supremum is ``(A / B) e^(slope * end)`` at a piece end, a constant,
+    or infinite towards an infinite end; kept as the exact ratio ``N / D`` of two ExpSums."""
+    gp, gq = _groups(fp.terms), _groups(fq.terms)
+    if gp.keys() == gq.keys() and len(gp) > 1:
+        # p = c q exactly when every coefficient has the same ratio: a constant ratio
+        keys = sorted(gp)
+        A, B = gp[keys[0]], gq[keys[0]]
+        if all((gp[k] * B - A * gq[k]).is_zero() for k in keys[1:]):
+            value = _exact_interval((A, B))
+            return RatioSup(_float_of(value.a), _float_of(value.b), exact=(A, B), where=("point", _midpoint(low, high)))
         return None
-    (rp, ep, dp, ap), (rq, eq, dq, aq) = fp.terms[0], fq.terms[0]
+    if len(gp) != 1 or len(gq) != 1:
+        return None
+    ((rp, dp), A), ((rq, dq), B) = next(iter(gp.items())), next(iter(gq.items()))
     if dp or dq:
         return None
-    c, slope, offset = ap / aq, rp - rq, ep - eq
+    slope = rp - rq
     if slope == 0:
-        point = ("point", _midpoint(low, high))
-        s = offset
+        point, at = ("point", _midpoint(low, high)), Fraction(0)
     elif slope > 0:  # increasing: supremum at the right end
         if high is None:
             return RatioSup(math.inf, math.inf, infinite=True, where=("right", low if low is not None else Fraction(0)))
-        s, point = slope * high + offset, ("left_of", high, low)
+        point, at = ("left_of", high, low), slope * high
     else:
         if low is None:
             return RatioSup(math.inf, math.inf, infinite=True, where=("left", high if high is not None else Fraction(0)))
-        s, point = slope * low + offset, ("right_of", low, high)
-    value = _ratio_interval(c, s)
-    return RatioSup(_float_of(value.a), _float_of(value.b), exact=(c, s), where=point)
+        point, at = ("right_of", low, high), slope * low
+    numerator, denominator = A.times_exp(at), B
+    value = _exact_interval((numerator, denominator))
+    return RatioSup(_float_of(value.a), _float_of(value.b), exact=(numerator, denominator), where=point)
 
 
-def _ratio_interval(c: Fraction, s: Fraction):
+def _exact_interval(exact: tuple):
     old = iv.prec
     try:
         iv.prec = _BITS
-        return _ivq(c) * iv.exp(_ivq(s))
+        return exact[0].interval(_BITS) / exact[1].interval(_BITS)
     finally:
         iv.prec = old
 
@@ -313,13 +336,15 @@ class _Tail:
         try:
             iv.prec = _BITS
             self.lp, self.lq = lead_p.interval(_BITS), lead_q.interval(_BITS)
-            self.rest_p = [(delta, m, abs(v.interval(_BITS))) for delta, m, v in rest_p]
-            self.rest_q = [(delta, m, abs(v.interval(_BITS))) for delta, m, v in rest_q]
+            # |A_j| <= sum |a| e^e, rounded up; delta_j rounded down (so each bound below only grows)
+            self.rest_p = [(_float_down(delta), m, _magnitude_up(v)) for delta, m, v in rest_p]
+            self.rest_q = [(_float_down(delta), m, _magnitude_up(v)) for delta, m, v in rest_q]
+            self.lp_b, self.lq_a = _float_up(self.lp.b), _float_down_mp(self.lq.a)
             self.limit = self.lp / self.lq if (self.rp, self.dp) == (self.rq, self.dq) else None
         finally:
             iv.prec = old
         reach = [Fraction(m) / delta for delta, m, _ in self.rest_p + self.rest_q if m > 0 and delta > 0]
-        if not self.limit and self.rp != self.rq and self.dp > self.dq:
+        if self.limit is None and self.rp != self.rq and self.dp > self.dq:
             reach.append(Fraction(self.dp - self.dq) / (self.rp - self.rq))
         self.reach = max(reach, default=Fraction(0))
 
@@ -328,29 +353,47 @@ class _Tail:
         ax = -X
         if ax <= 0 or ax < self.reach:
             return None
-        old = iv.prec
-        try:
-            iv.prec = _BITS
-            A = _ivq(ax)
+        A = float(ax) * (1 - 2.0**-50)  # |X| rounded down: every remainder term is larger there
 
-            def remainder(rest):
-                total = iv.mpf(0)
-                for delta, m, value in rest:
-                    total += value * A**m * iv.exp(-_ivq(delta) * A)
-                return total
+        def remainder(rest) -> float:
+            total = 0.0
+            for delta, m, value in rest:
+                term = value * (A if m < 0 else float(ax) * (1 + 2.0**-50)) ** m * math.exp(-delta * A)
+                total += term
+            return total * (1 + 2.0**-40) + 1e-300
 
-            up_high = self.lp + remainder(self.rest_p)
-            uq_low = self.lq - remainder(self.rest_q)
-            if uq_low.a <= 0:
-                return None
-            upper = (up_high.b / uq_low.a).b
-            if self.limit is not None:
-                return self.limit, _float_of(upper)
-            delta, m = self.rp - self.rq, self.dp - self.dq
-            scale = A**m * iv.exp(-_ivq(delta) * A)
-            return iv.mpf(0), _float_of((scale * upper).b)
-        finally:
-            iv.prec = old
+        up_high = self.lp_b + remainder(self.rest_p)
+        uq_low = self.lq_a - remainder(self.rest_q)
+        if not uq_low > 0:
+            return None
+        upper = up_high / uq_low * (1 + 2.0**-40)
+        if self.limit is not None:
+            return self.limit, upper
+        delta, m = float(self.rp - self.rq) * (1 - 2.0**-50), self.dp - self.dq
+        scale = (A if m < 0 else float(ax) * (1 + 2.0**-50)) ** m * math.exp(-delta * A)
+        return iv.mpf(0), upper * scale * (1 + 2.0**-40) + 1e-300
+
+
+def _float_up(x) -> float:
+    value = float(x)
+    return math.nextafter(value, math.inf) if value < math.inf else value
+
+
+def _float_down_mp(x) -> float:
+    value = float(x)
+    return math.nextafter(value, -math.inf)
+
+
+def _float_down(x: Fraction) -> float:
+    return math.nextafter(float(x), -math.inf)
+
+
+def _magnitude_up(value: ExpSum) -> float:
+    """An upper bound of |value| in float: sum |a| e^e, each rounded up generously."""
+    total = 0.0
+    for e, a in value.terms.items():
+        total += abs(float(a)) * math.exp(float(e)) * (1 + 2.0**-45)
+    return total * (1 + 2.0**-40) + 1e-300
 
 
 def _piece_sup(low, high, fp: _Fn, fq: _Fn, known: float, target: float) -> RatioSup:
@@ -447,13 +490,16 @@ class _FloatTerms:
     """A piece's terms as arrays, for the vectorised enclosures."""
 
     def __init__(self, terms: list) -> None:
-        self.rates = np.array([float(r) for r, _e, _d, _a in terms])[:, None]
-        self.exps = np.array([float(e) for _r, e, _d, _a in terms])[:, None]
-        self.degrees = np.array([d for _r, _e, d, _a in terms])
-        coefficients = np.array([float(a) for _r, _e, _d, a in terms])[:, None]
+        # grouped by (rate, degree): each coefficient an exact ExpSum, rounded to float with a
+        # certificate (2**-52 relative), well inside the 2**-44 widening below
+        groups = sorted(_groups(terms).items())
+        self.rates = np.array([float(r) for (r, _d), _c in groups])[:, None]
+        self.exps = np.zeros((len(groups), 1))
+        self.degrees = np.array([d for (_r, d), _c in groups])
+        coefficients = np.array([c.to_float() for _k, c in groups])[:, None]
         self.a_lo = coefficients - np.abs(coefficients) * _WIDEN
         self.a_hi = coefficients + np.abs(coefficients) * _WIDEN
-        self.count = len(terms)
+        self.count = len(groups)
 
     def enclose(self, x1: np.ndarray, x2: np.ndarray, r0: np.ndarray):
         """Enclosure of ``f(x) exp(-r0 x)`` for x in each box [x1, x2]."""
@@ -474,7 +520,15 @@ class _FloatTerms:
             for _ in range(int(degree) - 1):
                 plo, phi = _iv_mul(plo, phi, x1[None, :], x2[None, :])
             lo[rows], hi[rows] = _iv_mul(lo[rows], hi[rows], plo, phi)
-        lo, hi = _iv_mul(lo, hi, self.a_lo, self.a_hi)
+        # times the coefficient interval [a_lo, a_hi], which has the sign of a (widened by 2**-44)
+        positive = self.a_lo > 0
+        with np.errstate(invalid="ignore", over="ignore"):
+            low_pos = np.where(lo >= 0, lo * self.a_lo, lo * self.a_hi)
+            high_pos = np.where(hi >= 0, hi * self.a_hi, hi * self.a_lo)
+            low_neg = np.where(hi >= 0, hi * self.a_lo, hi * self.a_hi)
+            high_neg = np.where(lo >= 0, lo * self.a_hi, lo * self.a_lo)
+            lo = _down(np.where(positive, low_pos, low_neg))
+            hi = _up(np.where(positive, high_pos, high_neg))
         with np.errstate(invalid="ignore"):
             magnitude = np.maximum(np.abs(lo), np.abs(hi)).sum(axis=0)
             slack = (self.count + 2) * 2.0**-52 * magnitude
@@ -493,11 +547,12 @@ class _Enclosure:
         self.df = _FloatTerms(derivative) if derivative else None
 
     def enclose(self, x1: np.ndarray, x2: np.ndarray, r0: np.ndarray):
-        direct_lo, direct_hi = self.f.enclose(x1, x2, r0)
         if self.df is None:
-            return direct_lo, direct_hi
+            return self.f.enclose(x1, x2, r0)
+        n = x1.size
         mids = (x1 + x2) / 2
-        m_lo, m_hi = self.f.enclose(mids, mids, r0)
+        both_lo, both_hi = self.f.enclose(np.concatenate([x1, mids]), np.concatenate([x2, mids]), np.concatenate([r0, r0]))
+        direct_lo, direct_hi, m_lo, m_hi = both_lo[:n], both_hi[:n], both_lo[n:], both_hi[n:]
         d_lo, d_hi = self.df.enclose(x1, x2, r0)
         # g' = (f' - r0 f) exp(-r0 x)
         r_lo, r_hi = _iv_mul(direct_lo, direct_hi, r0, r0)
@@ -519,9 +574,11 @@ def _float_branch_and_bound(fp: _Fn, fq: _Fn, a: Fraction, b: Fraction, divided:
     rmin, rmax = min(rates), max(rates)
     tp, tq = _Enclosure(fp.terms), _Enclosure(fq.terms)
     ends = {end: (_Enclosure(n.terms), _Enclosure(d.terms)) for end, (n, d) in divided.items()}
-    x1 = np.array([math.nextafter(float(a), -math.inf)])
-    x2 = np.array([math.nextafter(float(b), math.inf)])
-    at_a, at_b = np.array([True]), np.array([True])
+    # start from several boxes (fewer vectorised rounds); the outer ends are rounded outward
+    cuts = np.linspace(float(a), float(b), _START_BOXES + 1)
+    cuts[0], cuts[-1] = math.nextafter(float(a), -math.inf), math.nextafter(float(b), math.inf)
+    x1, x2 = cuts[:-1].copy(), cuts[1:].copy()
+    at_a, at_b = np.arange(_START_BOXES) == 0, np.arange(_START_BOXES) == _START_BOXES - 1
     best_value, best_point = 0.0, None
     high, evaluated = 0.0, 0
     for _ in range(400):
@@ -691,10 +748,7 @@ def pair_loss(first: Any, second: Any, *, target: float = math.inf, known: float
         pi, qi = p.interval(_BITS), q.interval(_BITS)
         ratio = pi / qi
         if ratio.a > best.low or ratio.b > best.high:
-            c = None
-            if len(p.terms) == 1 and len(q.terms) == 1:
-                (ep, ap), (eq, aq) = next(iter(p.terms.items())), next(iter(q.terms.items()))
-                c = (ap / aq, ep - eq)
+            c = (p, q)
             best = PairLoss(max(best.low, _float_of(ratio.a)), max(best.high, _float_of(ratio.b)), c, False,
                             ("atom", outcome) if ratio.a >= best.low else best.where)
     for label, p in first.densities.items():
@@ -717,7 +771,7 @@ def _product_loss(first: ProductOutput, second: ProductOutput, target: float) ->
     if len(first.factors) != len(second.factors):
         raise InvalidArgument("product outputs of different lengths cannot be compared")
     low = high = 1.0
-    exact_c, exact_s, all_exact = Fraction(1), Fraction(0), True
+    exact_n, exact_d, all_exact = ExpSum.constant(1), ExpSum.constant(1), True
     wheres = []
     for p, q in zip(first.factors, second.factors):
         if p.breaks == q.breaks and p.pieces == q.pieces:
@@ -731,16 +785,16 @@ def _product_loss(first: ProductOutput, second: ProductOutput, target: float) ->
         if result.exact is None:
             all_exact = False
         else:
-            exact_c, exact_s = exact_c * result.exact[0], exact_s + result.exact[1]
+            exact_n, exact_d = exact_n * result.exact[0], exact_d * result.exact[1]
     # float products of certified bounds: widen by a few ulps per factor to stay certified
     widen = (1 + 4 * len(first.factors) * 2.0**-52)
-    return PairLoss(low / widen, high * widen, (exact_c, exact_s) if all_exact else None, False, ("product", wheres))
+    return PairLoss(low / widen, high * widen, (exact_n, exact_d) if all_exact else None, False, ("product", wheres))
 
 
 def _compare_exact(exact: tuple, epsilon: Fraction) -> int:
-    """sign of c exp(s) - exp(eps), exactly."""
-    c, s = exact
-    return (ExpSum.exp(s, c) - ExpSum.exp(epsilon)).sign()
+    """The sign of ``N/D - e^eps`` (D > 0), exactly."""
+    numerator, denominator = exact
+    return (numerator - denominator.times_exp(epsilon)).sign()
 
 
 def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 0.0):
@@ -789,8 +843,13 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
     undecided = sum(1 for loss, _, _ in losses if not (loss.high < claim) and verdict is Verdict.UNDECIDED)
     if worst.infinite:
         reported = math.inf
-    elif worst.exact is not None and worst.exact[0] > 0:
-        reported = math.log(worst.exact[0]) + float(worst.exact[1])  # the exact c e^s, as a float
+    elif worst.exact is not None and worst.exact[0].sign() > 0:
+        old_precision = iv.prec
+        try:  # ln(N/D) of the exact N/D in 120-bit intervals, rounded once to float
+            iv.prec = 120
+            reported = float(iv.log(worst.exact[0].interval(120) / worst.exact[1].interval(120)).mid)
+        finally:
+            iv.prec = old_precision
     else:
         reported = math.log(low) if low > 0 else 0.0
     return PairsResult(

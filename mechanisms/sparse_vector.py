@@ -58,6 +58,16 @@ def _segment(threshold: Noise, query: Noise, T: Fraction, key: tuple) -> ExpSum:
     return integrand.integral()
 
 
+@lru_cache(maxsize=4096)
+def _below_then(threshold: Noise, query: Noise, T: Fraction, below: tuple) -> PiecewiseExp:
+    """``G(v - T)`` with ``G(s) = int_{-inf}^{s} f_rho(r) prod_j F_nu(T + r - q_j) dr`` over the answers
+    ``q_j`` that were below (Algorithm 3's density of releasing ``v`` is ``f_nu(v - q_i) G(v - T)``)."""
+    integrand = threshold.density()
+    for v in below:
+        integrand = integrand * query.cdf().shift(T - v)
+    return integrand.antiderivative().shift(-T)
+
+
 def _key(answers: list[tuple[Fraction, bool]]) -> tuple:
     counts: dict[tuple[Fraction, bool], int] = {}
     for item in answers:
@@ -191,11 +201,7 @@ class SparseVector(NoiseProgram):
         atoms = {BOTTOM * k: _segment(threshold, query, T, _key([(v, False) for v in q]))}
         densities = {}
         for i in range(k):
-            below = threshold.density()
-            for v in q[:i]:
-                below = below * query.cdf().shift(T - v)
-            # G(r) = int_{-inf}^{r} below; then the density of v is f_nu(v - q_i) G(v - T).
-            accumulated = below.antiderivative().shift(-T)
+            accumulated = _below_then(threshold, query, T, tuple(sorted(q[:i])))
             densities[BOTTOM * i + "v"] = query.density().shift(-q[i]) * accumulated
         return MixedOutput(atoms, densities)
 
