@@ -178,9 +178,19 @@ class RatioSup:
     where: tuple | None = None
 
 
-def _float_of(interval_bound: Any) -> float:
+def _float_of(bound: Any) -> float:
+    """A lower interval end as a float rounded down (mpmath's float() of an interval may round
+    either way, so the nearest float is moved one step outward)."""
     try:
-        return float(interval_bound)
+        return math.nextafter(float(mpmath.mpf(bound)), -math.inf)
+    except OverflowError:  # pragma: no cover
+        return math.inf
+
+
+def _float_up_of(bound: Any) -> float:
+    """An upper interval end as a float rounded up."""
+    try:
+        return math.nextafter(float(mpmath.mpf(bound)), math.inf)
     except OverflowError:  # pragma: no cover
         return math.inf
 
@@ -266,7 +276,7 @@ def _single_term_sup(low, high, fp: _Fn, fq: _Fn) -> RatioSup | None:
         A, B = gp[keys[0]], gq[keys[0]]
         if all((gp[k] * B - A * gq[k]).is_zero() for k in keys[1:]):
             value = _exact_interval((A, B))
-            return RatioSup(_float_of(value.a), _float_of(value.b), exact=(A, B), where=("point", _midpoint(low, high)))
+            return RatioSup(_float_of(value.a), _float_up_of(value.b), exact=(A, B), where=("point", _midpoint(low, high)))
         return None
     if len(gp) != 1 or len(gq) != 1:
         return None
@@ -286,7 +296,7 @@ def _single_term_sup(low, high, fp: _Fn, fq: _Fn) -> RatioSup | None:
         point, at = ("right_of", low, high), slope * low
     numerator, denominator = A.times_exp(at), B
     value = _exact_interval((numerator, denominator))
-    return RatioSup(_float_of(value.a), _float_of(value.b), exact=(numerator, denominator), where=point)
+    return RatioSup(_float_of(value.a), _float_up_of(value.b), exact=(numerator, denominator), where=point)
 
 
 def _exact_interval(exact: tuple):
@@ -738,33 +748,30 @@ def pair_loss(first: Any, second: Any, *, target: float = math.inf, known: float
     """The supremum of the likelihood ratio of two outputs of the same form (certified)."""
     if isinstance(first, ProductOutput):
         return _product_loss(first, second, target)
-    best = PairLoss(0.0, 0.0, None, False, None)
+    parts: list[RatioSup] = []
+    found = 0.0
     for outcome, p in first.atoms.items():
         if p.is_zero():
             continue
         q = second.atoms.get(outcome, ExpSum())
         if q.is_zero():
             return PairLoss(math.inf, math.inf, None, True, ("atom", outcome))
-        pi, qi = p.interval(_BITS), q.interval(_BITS)
-        ratio = pi / qi
-        if ratio.a > best.low or ratio.b > best.high:
-            c = (p, q)
-            best = PairLoss(max(best.low, _float_of(ratio.a)), max(best.high, _float_of(ratio.b)), c, False,
-                            ("atom", outcome) if ratio.a >= best.low else best.where)
+        ratio = _exact_interval((p, q))
+        parts.append(RatioSup(_float_of(ratio.a), _float_up_of(ratio.b), (p, q), False, ("atom", outcome)))
+        found = max(found, parts[-1].low)
     for label, p in first.densities.items():
         q = second.densities.get(label)
         if q is None:
             q = PiecewiseExp.constant(0)
-        result = sup_ratio(p, q, target=target, known=max(known, best.low))
+        result = sup_ratio(p, q, target=target, known=max(known, found))
         if result.infinite:
             return PairLoss(math.inf, math.inf, None, True, ("density", label, result.where))
-        if result.low > best.low:
-            best.where = ("density", label, result.where)
-            best.exact = result.exact
-        elif result.high > best.high:
-            best.exact = None
-        best.low, best.high = max(best.low, result.low), max(best.high, result.high)
-    return best
+        parts.append(RatioSup(result.low, result.high, result.exact, False, ("density", label, result.where)))
+        found = max(found, result.low)
+    if not parts:
+        return PairLoss(0.0, 0.0, None, False, None)
+    best = _combine(parts)  # exact only when every part that may hold the supremum is exact
+    return PairLoss(best.low, best.high, best.exact, False, best.where)
 
 
 def _product_loss(first: ProductOutput, second: ProductOutput, target: float) -> PairLoss:
@@ -847,7 +854,7 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
         old_precision = iv.prec
         try:  # ln(N/D) of the exact N/D in 120-bit intervals, rounded once to float
             iv.prec = 120
-            reported = float(iv.log(worst.exact[0].interval(120) / worst.exact[1].interval(120)).mid)
+            reported = float(mpmath.mpf(iv.log(worst.exact[0].interval(120) / worst.exact[1].interval(120)).mid.a))
         finally:
             iv.prec = old_precision
     else:
