@@ -133,3 +133,16 @@ def test_float_claim_is_read_up_to_its_rounding():
 
 def test_piecewise_constant_zero_density_region():
     assert PiecewiseExp.constant(0).pieces == [{}]
+
+
+def test_holds_through_the_certified_bound_and_honest_at_an_unattained_tie():
+    # Lap(10/eps) instead of Lap(2/eps): on [1]*5 vs [2]*5 the ratio tends to e^{k/b} = e^{5 eps/10}
+    # = e^{eps/2} (0.35 at eps = 0.7), below the claim: HOLDS from the branch-and-bound enclosure.
+    mechanism = NoisyMaxValue(EPS, scale_factor=10)
+    result = verify_pairs(mechanism, pairs=statdp_patterns(5), epsilon=EPS)
+    assert result.verdict is Verdict.HOLDS
+    assert result.epsilon_bounds[0] == pytest.approx(0.35, rel=1e-12) and result.epsilon_bounds[1] < 0.35 + 1e-5
+    # claimed exactly at the limit 0.35, which is approached but not attained: the enclosure cannot
+    # separate them and the verdict says so (never HOLDS without proof).
+    tie = verify_pairs(mechanism, pairs=[((1,) * 5, (2,) * 5)], epsilon=Fraction(35, 100))
+    assert tie.verdict is Verdict.UNDECIDED and not tie.holds
