@@ -68,6 +68,12 @@ def _below_then(threshold: Noise, query: Noise, T: Fraction, below: tuple) -> Pi
     return integrand.antiderivative().shift(-T)
 
 
+def _answer(i: int, value: Any) -> Fraction | int:
+    """A query answer as an exact number (an int when integral: faster to hash and compare)."""
+    number = as_fraction(f"q[{i}]", value)
+    return int(number) if number.denominator == 1 else number
+
+
 def _key(answers: list[tuple[Fraction, bool]]) -> tuple:
     counts: dict[tuple[Fraction, bool], int] = {}
     for item in answers:
@@ -175,7 +181,7 @@ class SparseVector(NoiseProgram):
                 "Algorithm 3 releases noisy answers (continuous outputs); verify it through "
                 "verify_pairs, which uses its output_density."
             )
-        q = tuple(as_fraction(f"q[{i}]", v) for i, v in enumerate(dataset))
+        q = tuple(_answer(i, v) for i, v in enumerate(dataset))
         return {s: self.sequence_probability(q, s) for s in self.sequences(len(q))}
 
     # -- Algorithm 3: continuous outputs --------------------------------------------------------
