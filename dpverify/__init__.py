@@ -18,6 +18,7 @@ from dpverify.checker import (
 from dpverify.distribution import Distribution
 from dpverify.errors import DpverifyError, EnumerationTooLarge, InvalidArgument
 from dpverify.public_data import all_public_samples, verify_with_public_data
+from dpverify.input_pairs import all_query_vectors, query_vectors, statdp_patterns, verify_pairs
 
 __all__ = [
     "verify",
@@ -25,6 +26,10 @@ __all__ = [
     "exchangeable",
     "verify_with_public_data",
     "all_public_samples",
+    "verify_pairs",
+    "query_vectors",
+    "statdp_patterns",
+    "all_query_vectors",
     "check_exchangeable",
     "Analysis",
     "VerificationResult",
