@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 import time
-from fractions import Fraction
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -37,17 +37,21 @@ Only pure claims (``delta = 0``) are decided for continuous outputs.
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import mpmath
 import numpy as np
 
+from dpverify._enclosures import TOLERANCE as _TOLERANCE
+from dpverify._enclosures import derivative as _derivative
+from dpverify._enclosures import down as _down
+from dpverify._enclosures import enclose_points, float_branch_and_bound
+from dpverify._enclosures import groups as _groups
 from dpverify.engine import Verdict, decide_pair
 from dpverify.errors import InvalidArgument
 from dpverify.piecewise import ExpSum, PiecewiseExp, as_fraction
@@ -55,8 +59,6 @@ from dpverify.piecewise import ExpSum, PiecewiseExp, as_fraction
 __all__ = ["MixedOutput", "ProductOutput", "RatioSup", "sup_ratio", "pair_loss", "verify_densities"]
 
 _BITS = 80
-_TOLERANCE = 1e-6
-_START_BOXES = 32
 iv = mpmath.iv
 
 
@@ -85,16 +87,6 @@ def _terms(piece: Mapping) -> list[tuple[Fraction, Fraction, int, Fraction]]:
     return [(r, e, d, a) for (r, e, d), a in piece.items() if a]
 
 
-def _derivative(terms: list) -> list:
-    out: dict = {}
-    for r, e, d, a in terms:
-        if d:
-            out[(r, e, d - 1)] = out.get((r, e, d - 1), 0) + a * d
-        if r:
-            out[(r, e, d)] = out.get((r, e, d), 0) + a * r
-    return [(r, e, d, a) for (r, e, d), a in out.items() if a]
-
-
 def _mirror(terms: list) -> list:
     """Terms of ``x -> f(-x)``."""
     return [(-r, e, d, a * (-1) ** d) for r, e, d, a in terms]
@@ -105,45 +97,18 @@ def _ivq(value: Fraction):
 
 
 class _Fn:
-    """A piece's terms evaluated in interval arithmetic (constants converted once)."""
+    """A piece's exact terms ``[(r, e, d, a)]`` standing for ``sum a x^d e^(r x + e)``."""
 
     def __init__(self, terms: list) -> None:
         self.terms = terms
-        self._consts = None
-
-    def consts(self):
-        if self._consts is None:
-            self._consts = [(_ivq(r), _ivq(e), d, _ivq(a)) for r, e, d, a in self.terms]
-        return self._consts
-
-    def __call__(self, x):
-        total = iv.mpf(0)
-        for r, e, d, a in self.consts():
-            value = a * iv.exp(r * x + e)
-            for _ in range(d):
-                value = value * x
-            total += value
-        return total
 
     def at(self, x: Fraction) -> ExpSum:
+        """The exact value at a rational point."""
         out: dict = {}
         for r, e, d, a in self.terms:
             exponent = r * x + e
             out[exponent] = out.get(exponent, 0) + a * x**d
         return ExpSum(out)
-
-    def log_float(self, xs: np.ndarray) -> np.ndarray:
-        """``ln f(x)`` in float64 on a grid (for the search only; nan where not positive)."""
-        logs, signs = [], []
-        for r, e, d, a in self.terms:
-            with np.errstate(divide="ignore"):
-                logs.append(float(r) * xs + float(e) + math.log(abs(float(a)) or 1e-300) + d * np.log(np.abs(xs)))
-            signs.append(np.sign(float(a)) * (np.sign(xs) ** d))
-        logs_ = np.array(logs)
-        top = np.max(logs_, axis=0)
-        total = np.sum(np.array(signs) * np.exp(logs_ - top), axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(total > 0, top + np.log(np.where(total > 0, total, 1.0)), np.nan)
 
 
 def _order(fn: _Fn, x: Fraction, limit: int = 12) -> int | None:
@@ -253,16 +218,6 @@ def _combine(results: list[RatioSup]) -> RatioSup:
             if _exact_value_greater(r.exact, exact):
                 exact = r.exact
     return RatioSup(top.low, high, exact, False, top.where)
-
-
-def _groups(terms: list) -> dict[tuple[Fraction, int], ExpSum]:
-    """Terms grouped by (rate, degree): ``f(x) = sum_(r, d) C_(r, d) x^d e^(r x)`` with exact ``C``.
-    The functions ``x^d e^(r x)`` are linearly independent, so this form is unique."""
-    groups: dict[tuple[Fraction, int], dict] = {}
-    for r, e, d, a in terms:
-        g = groups.setdefault((r, d), {})
-        g[e] = g.get(e, 0) + a
-    return {key: ExpSum(g) for key, g in groups.items() if not ExpSum(g).is_zero()}
 
 
 def _single_term_sup(low, high, fp: _Fn, fq: _Fn) -> RatioSup | None:
@@ -462,192 +417,10 @@ def _piece_sup_inner(low, high, fp: _Fn, fq: _Fn, known: float, target: float) -
             for _ in range(k):
                 tp, tq = _derivative(tp), _derivative(tq)
             divided[end] = (_Fn(tp), _Fn(tq))
-    high_bound, value, point = _float_branch_and_bound(fp, fq, a, b, divided, max(known, lower))
+    high_bound, value, point = float_branch_and_bound(fp.terms, fq.terms, a, b, {k: (n.terms, d.terms) for k, (n, d) in divided.items()}, max(known, lower))
     if point is not None and value > lower:
         lower, where = value, ("point", point)
     return RatioSup(lower, max(high_bound, tail_high, lower), where=where)
-
-
-# -- float interval arithmetic, vectorised over boxes -----------------------------------------------
-#
-# Every operation is widened outward by a relative 2**-44 (a float operation errs by at most 2**-53;
-# numpy's exp by at most an ulp or two) plus an absolute 1e-300 (underflow), so each enclosure below
-# contains the exact value. Only enclosures (upper bounds) come from here; lower bounds are
-# certified in mpmath at a chosen point (_point_ratio).
-
-_WIDEN = 2.0**-44
-_TINY = 1e-300
-
-
-def _down(x: np.ndarray) -> np.ndarray:
-    return x - np.abs(x) * _WIDEN - _TINY
-
-
-def _up(x: np.ndarray) -> np.ndarray:
-    return x + np.abs(x) * _WIDEN + _TINY
-
-
-def _iv_mul(alo, ahi, blo, bhi):
-    """Interval product, widened outward; a nan (0 * inf) widens to the whole line."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        p1, p2, p3, p4 = alo * blo, alo * bhi, ahi * blo, ahi * bhi
-        lo = np.minimum(np.minimum(p1, p2), np.minimum(p3, p4))  # nan propagates
-        hi = np.maximum(np.maximum(p1, p2), np.maximum(p3, p4))
-        return np.where(np.isnan(lo), -np.inf, _down(lo)), np.where(np.isnan(hi), np.inf, _up(hi))
-
-
-class _FloatTerms:
-    """A piece's terms as arrays, for the vectorised enclosures."""
-
-    def __init__(self, terms: list) -> None:
-        # grouped by (rate, degree): each coefficient an exact ExpSum, rounded to float with a
-        # certificate (2**-52 relative), well inside the 2**-44 widening below
-        groups = sorted(_groups(terms).items())
-        self.rates = np.array([float(r) for (r, _d), _c in groups])[:, None]
-        self.exps = np.zeros((len(groups), 1))
-        self.degrees = np.array([d for (_r, d), _c in groups])
-        coefficients = np.array([c.to_float() for _k, c in groups])[:, None]
-        self.a_lo = coefficients - np.abs(coefficients) * _WIDEN
-        self.a_hi = coefficients + np.abs(coefficients) * _WIDEN
-        self.count = len(groups)
-
-    def enclose(self, x1: np.ndarray, x2: np.ndarray, r0: np.ndarray):
-        """Enclosure of ``f(x) exp(-r0 x)`` for x in each box [x1, x2]."""
-        u = 2.0**-53
-        reach = np.maximum(np.abs(x1), np.abs(x2))[None, :]
-        with np.errstate(over="ignore", invalid="ignore"):
-            slopes = self.rates - r0[None, :]
-            e1 = slopes * x1[None, :] + self.exps
-            e2 = slopes * x2[None, :] + self.exps
-            slack = 4 * u * ((np.abs(slopes) + np.abs(self.rates)) * reach + np.abs(self.exps)) + _TINY
-            lo = np.maximum(_down(np.exp(np.minimum(e1, e2) - slack)), 0.0)
-            hi = _up(np.exp(np.maximum(e1, e2) + slack))
-        for degree in np.unique(self.degrees):
-            if degree == 0:
-                continue
-            rows = self.degrees == degree
-            plo, phi = x1[None, :], x2[None, :]
-            for _ in range(int(degree) - 1):
-                plo, phi = _iv_mul(plo, phi, x1[None, :], x2[None, :])
-            lo[rows], hi[rows] = _iv_mul(lo[rows], hi[rows], plo, phi)
-        # times the coefficient interval [a_lo, a_hi], which has the sign of a (widened by 2**-44)
-        positive = self.a_lo > 0
-        with np.errstate(invalid="ignore", over="ignore"):
-            low_pos = np.where(lo >= 0, lo * self.a_lo, lo * self.a_hi)
-            high_pos = np.where(hi >= 0, hi * self.a_hi, hi * self.a_lo)
-            low_neg = np.where(hi >= 0, hi * self.a_lo, hi * self.a_hi)
-            high_neg = np.where(lo >= 0, lo * self.a_hi, lo * self.a_lo)
-            lo = _down(np.where(positive, low_pos, low_neg))
-            hi = _up(np.where(positive, high_pos, high_neg))
-        with np.errstate(invalid="ignore"):
-            magnitude = np.maximum(np.abs(lo), np.abs(hi)).sum(axis=0)
-            slack = (self.count + 2) * 2.0**-52 * magnitude
-            low, high = _down(lo.sum(axis=0) - slack), _up(hi.sum(axis=0) + slack)
-        return np.where(np.isnan(low), -np.inf, low), np.where(np.isnan(high), np.inf, high)
-
-
-class _Enclosure:
-    """Mean-value enclosures of ``g(x) = f(x) exp(-r0 x)`` over boxes: ``g(m) + g'(X)(X - m)``
-    intersected with the direct enclosure (the mean-value form's overestimate shrinks with the box
-    width squared, and does not grow with the size of cancelling terms)."""
-
-    def __init__(self, terms: list) -> None:
-        self.f = _FloatTerms(terms)
-        derivative = _derivative(terms)
-        self.df = _FloatTerms(derivative) if derivative else None
-
-    def enclose(self, x1: np.ndarray, x2: np.ndarray, r0: np.ndarray):
-        if self.df is None:
-            return self.f.enclose(x1, x2, r0)
-        n = x1.size
-        mids = (x1 + x2) / 2
-        both_lo, both_hi = self.f.enclose(np.concatenate([x1, mids]), np.concatenate([x2, mids]), np.concatenate([r0, r0]))
-        direct_lo, direct_hi, m_lo, m_hi = both_lo[:n], both_hi[:n], both_lo[n:], both_hi[n:]
-        d_lo, d_hi = self.df.enclose(x1, x2, r0)
-        # g' = (f' - r0 f) exp(-r0 x)
-        r_lo, r_hi = _iv_mul(direct_lo, direct_hi, r0, r0)
-        g_lo, g_hi = _down(d_lo - r_hi), _up(d_hi - r_lo)
-        s_lo, s_hi = _iv_mul(g_lo, g_hi, _down(x1 - mids), _up(x2 - mids))
-        lo, hi = _down(m_lo + s_lo), _up(m_hi + s_hi)
-        with np.errstate(invalid="ignore"):
-            lo = np.where(np.isnan(lo), -np.inf, lo)
-            hi = np.where(np.isnan(hi), np.inf, hi)
-            return np.maximum(lo, direct_lo), np.minimum(hi, direct_hi)
-
-
-def _float_branch_and_bound(fp: _Fn, fq: _Fn, a: Fraction, b: Fraction, divided: dict, known: float):
-    """Upper bound of p/q on [a, b] by vectorised interval bisection, and a certified lower bound
-    (p/q at box midpoints, enclosed the same way) with its point.
-
-    Returns (upper bound, lower bound, the point where the lower bound holds)."""
-    rates = [float(r) for r, _e, _d, _a in fq.terms]
-    rmin, rmax = min(rates), max(rates)
-    tp, tq = _Enclosure(fp.terms), _Enclosure(fq.terms)
-    ends = {end: (_Enclosure(n.terms), _Enclosure(d.terms)) for end, (n, d) in divided.items()}
-    # start from several boxes (fewer vectorised rounds); the outer ends are rounded outward
-    cuts = np.linspace(float(a), float(b), _START_BOXES + 1)
-    cuts[0], cuts[-1] = math.nextafter(float(a), -math.inf), math.nextafter(float(b), math.inf)
-    x1, x2 = cuts[:-1].copy(), cuts[1:].copy()
-    at_a, at_b = np.arange(_START_BOXES) == 0, np.arange(_START_BOXES) == _START_BOXES - 1
-    best_value, best_point = 0.0, None
-    high, evaluated = 0.0, 0
-    for _ in range(400):
-        if x1.size == 0:
-            break
-        n = x1.size
-        mids = (x1 + x2) / 2
-        inside = (mids > float(a)) & (mids < float(b))
-        # boxes and their midpoints (as point boxes) in one evaluation
-        bx1, bx2 = np.concatenate([x1, mids]), np.concatenate([x2, mids])
-        r0 = np.where(bx1 + bx2 < 0, rmin, rmax)
-        p_lo, p_hi = tp.enclose(bx1, bx2, r0)
-        q_lo, q_hi = tq.enclose(bx1, bx2, r0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            upper = np.where(q_lo[:n] > 0, _up(np.maximum(p_hi[:n], 0.0) / q_lo[:n]), np.inf)
-            point_low = np.where((q_hi[n:] > 0) & (p_lo[n:] > 0) & inside, _down(p_lo[n:] / q_hi[n:]), 0.0)
-        for end, mask in ((a, at_a), (b, at_b)):
-            if end in ends and mask.any():
-                na, nb = ends[end]
-                m_lo, m_hi = na.enclose(x1[mask], x2[mask], r0[:n][mask])
-                d_lo, d_hi = nb.enclose(x1[mask], x2[mask], r0[:n][mask])
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    upper[mask] = np.where(d_lo > 0, _up(np.maximum(m_hi, 0.0) / d_lo), np.inf)
-        evaluated += n
-        i = int(np.argmax(point_low))
-        if point_low[i] > best_value:
-            best_value, best_point = float(point_low[i]), float(mids[i])
-        threshold = max(known, best_value) * (1 + _TOLERANCE)
-        done = upper <= threshold
-        if done.any():
-            high = max(high, float(upper[done].max()))
-        keep = ~done
-        tiny = (x2 - x1) <= (np.abs(x1) + np.abs(x2) + 1) * 2.0**-42
-        if (keep & tiny).any() or evaluated > 200_000:
-            high = max(high, float(upper[keep].max(initial=0.0)))
-            break
-        x1, x2, at_a, at_b, mids = x1[keep], x2[keep], at_a[keep], at_b[keep], mids[keep]
-        x1, x2 = np.concatenate([x1, mids]), np.concatenate([mids, x2])
-        at_a, at_b = np.concatenate([at_a, np.zeros_like(at_a)]), np.concatenate([np.zeros_like(at_b), at_b])
-    return high, best_value, (None if best_point is None else Fraction(best_point))
-
-
-def _to_fraction(x) -> Fraction:
-    """An mpf as the exact binary rational it is, rounded to 60 bits (a short rational point)."""
-    x = mpmath.mpf(x)
-    if not x:
-        return Fraction(0)
-    with mpmath.workprec(60):
-        x = +x
-    return Fraction(int(x.man)) * Fraction(2) ** int(x.exp)
-
-
-def _point_ratio(fp: _Fn, fq: _Fn, x: Fraction) -> float | None:
-    """A certified lower bound of p(x)/q(x) at a rational point."""
-    X = iv.mpf(x.numerator) / x.denominator
-    den = fq(X)
-    if den.a <= 0:
-        return None
-    return _float_of((fp(X) / den).a)
 
 
 def _cut_tail(fp: _Fn, fq: _Fn, base: Fraction, known: float, target: float):
@@ -693,8 +466,8 @@ def quick_lower(p: PiecewiseExp, q: PiecewiseExp) -> float:
         xs = np.array(points)
         rates = [float(r) for r, _e, _d, _a in fq]
         r0 = np.where(xs < 0, min(rates), max(rates))
-        p_lo, _ = _FloatTerms(fp).enclose(xs, xs, r0)
-        _, q_hi = _FloatTerms(fq).enclose(xs, xs, r0)
+        p_lo, _ = enclose_points(fp, xs, r0)
+        _, q_hi = enclose_points(fq, xs, r0)
         with np.errstate(divide="ignore", invalid="ignore"):
             values = np.where((q_hi > 0) & (p_lo > 0), _down(p_lo / q_hi), 0.0)
         best = max(best, float(values.max(initial=0.0)))
@@ -881,10 +654,6 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
 
 
 # -- witnesses -------------------------------------------------------------------------------------
-
-
-def _interval_probability(density: PiecewiseExp, low: Fraction | None, high: Fraction | None) -> ExpSum:
-    return density.integral(low, high)
 
 
 def _candidate_sets(where: tuple, piece_low=None, piece_high=None):

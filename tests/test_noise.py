@@ -13,7 +13,7 @@ import pytest
 import sympy
 from sympy import exp, oo
 
-from dpverify.piecewise import ExpSum, PiecewiseExp
+from dpverify.piecewise import ExpSum
 from mechanisms.laplace import argmin_distribution, prob_noisy_below
 from mechanisms.noise import Exponential, Laplace, NoNoise, argmax_probabilities, max_cdf, max_density, prob_at_least
 
