@@ -19,12 +19,14 @@ How ``sup p/q`` is found and certified, piece by piece:
   ``A, B`` exact ExpSums) has a log-linear ratio: its supremum is at a piece end (or its analytic
   limit at an infinite end), the exact ratio ``N / D`` of two ExpSums, compared with ``e^eps``
   exactly (:class:`~dpverify.piecewise.ExpSum`);
-* otherwise the supremum is enclosed by branch and bound in mpmath interval arithmetic (interval
-  and mean-value forms of ``p/q``); at a finite piece end where ``q`` vanishes to order ``k`` the
-  ratio is enclosed by ``p^(k)/q^(k)`` (Taylor with Lagrange remainder), and an infinite end is cut
-  at a point beyond which the dominant terms bound the ratio analytically (both tails' limits are
-  exact ratios of dominant coefficients). Nothing is sampled: the float64 grid search only
-  proposes where to look; every bound reported is an interval enclosure.
+* a piece where ``p = c q`` exactly (proportional coefficients) has the constant ratio ``c``, exact;
+* otherwise the supremum is enclosed by bisection in interval arithmetic (:mod:`dpverify._enclosures`:
+  float64 enclosures widened outward by a relative ``2**-44`` at every step, direct and mean-value
+  forms of ``p`` and ``q``, all boxes of a round at once); lower bounds are the enclosures of ``p/q``
+  at box midpoints. At a finite piece end where ``q`` vanishes to order ``k`` the ratio is enclosed
+  by ``p^(k)/q^(k)`` (Taylor with Lagrange remainder); an infinite end is cut at a point beyond which
+  the dominant terms bound the ratio analytically (the tails' limits are exact ratios of dominant
+  coefficients). The enclosures are tight to a relative ``1e-6``. Nothing is sampled.
 
 Verdicts (the engine's states): VIOLATED when the certified lower bound of the loss exceeds the
 claim — then a concrete output set ``S`` (an atom, ``{label} x`` interval, a product of intervals)
