@@ -4,7 +4,7 @@ The output probabilities of Laplace and exponential noise programs (noisy max, t
 technique, noisy histograms) are integrals of products of densities, CDFs and tails of the noise.
 For rational inputs and rational noise scales every one of those functions is, between finitely
 many rational breakpoints, a finite sum ``sum_k a_k exp(r_k x + e_k)`` with rational ``a_k, r_k,
-e_k``, and so is every product; integrating a piece gives again ``sum_j a_j exp(e_j)``. This module
+e_k`` (times a power of ``x`` where rates cancel), and so is every product; integrating a piece gives again ``sum_j a_j exp(e_j)``. This module
 keeps both kinds of object exact:
 
 * :class:`ExpSum` — a real number ``sum_j a_j exp(e_j)``, ``a_j, e_j`` Fractions, equal exponents
@@ -16,9 +16,11 @@ keeps both kinds of object exact:
   ``2**-52`` relative), :meth:`ExpSum.interval` a rigorous mpmath enclosure,
   :meth:`ExpSum.to_sympy` the exact sympy expression.
 * :class:`PiecewiseExp` — a function of ``x`` given by sorted rational breakpoints and, on each of
-  the pieces between them, a dict ``{(r, e): a}`` standing for ``sum a exp(r x + e)``. Products,
-  shifts and integrals over any interval are exact (``int a exp(r x + e) dx`` is
-  ``a/r (exp(r hi + e) - exp(r lo + e))``, or ``a (hi - lo) exp(e)`` at ``r = 0``). Values at the
+  the pieces between them, a dict ``{(r, e, d): a}`` standing for ``sum a x^d exp(r x + e)`` (the
+  powers of ``x`` appear when equal rates cancel, e.g. in an antiderivative). Products, shifts,
+  antiderivatives and integrals over any interval are exact (``int a exp(r x + e) dx`` is
+  ``a/r (exp(r hi + e) - exp(r lo + e))``, or ``a (hi - lo) exp(e)`` at ``r = 0``; ``x^d`` by
+  parts). Values at the
   breakpoints themselves are never used: every quantity computed here is an integral (or a density
   compared almost everywhere), on which a point has no weight.
 
