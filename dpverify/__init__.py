@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (
     )
     from dpverify.claims import ApproximateDp, PredictionDp, PureDp, Stability
     from dpverify.distribution import Distribution
+    from dpverify.input_pairs import all_query_vectors, query_vectors, statdp_patterns, verify_pairs
     from dpverify.mechanism import ExactMechanism, Learner, Mechanism, mutant
     from dpverify.public_data import all_public_samples, verify_with_public_data
 
@@ -41,6 +42,10 @@ __all__ = [
     "exchangeable",
     "verify_with_public_data",
     "all_public_samples",
+    "verify_pairs",
+    "query_vectors",
+    "statdp_patterns",
+    "all_query_vectors",
     "check_exchangeable",
     "Analysis",
     "VerificationResult",
@@ -77,6 +82,10 @@ _LAZY = {
     "Stability": "claims",
     "PredictionDp": "claims",
     "Distribution": "distribution",
+    "verify_pairs": "input_pairs",
+    "query_vectors": "input_pairs",
+    "statdp_patterns": "input_pairs",
+    "all_query_vectors": "input_pairs",
     "Mechanism": "mechanism",
     "ExactMechanism": "mechanism",
     "Learner": "mechanism",

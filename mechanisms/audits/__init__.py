@@ -7,7 +7,9 @@
   prediction (C9-C11); :mod:`~mechanisms.audits.agnostic_prediction` — its Appendix C learner (C12);
 * :mod:`~mechanisms.audits.public_data` — Alon–Bassily–Moran 2019: the semi-private ASSPP (C13);
 * :mod:`~mechanisms.audits.item_level` and :mod:`~mechanisms.audits.user_level` — Li–Wang–Ye 2024:
-  item- and user-level pure private learners (C14-C16).
+  item- and user-level pure private learners (C14-C16);
+* :mod:`~mechanisms.audits.benchmark_suite` — the field's benchmark suite (report noisy max, noisy
+  histograms, the six sparse vector variants of Lyu–Su–Li), claim ``BENCH``.
 
 ``AUDITS`` is what the project registers under the entry-point group ``dpverify.audits`` (name
 ``dpverify``), in report order; another package adds its own audits with an entry point of its own
@@ -16,6 +18,7 @@
 
 from mechanisms.audits import (
     agnostic_prediction,
+    benchmark_suite,
     item_level,
     primitives,
     public_data,
@@ -24,6 +27,6 @@ from mechanisms.audits import (
     user_level,
 )
 
-AUDITS = [primitives, realizable_to_agnostic, stable_prediction, agnostic_prediction, public_data, item_level, user_level]
+AUDITS = [primitives, realizable_to_agnostic, stable_prediction, agnostic_prediction, public_data, item_level, user_level, benchmark_suite]
 
 __all__ = ["AUDITS"]

@@ -1,0 +1,144 @@
+"""Audit rows (claim id ``BENCH``) for the standard benchmark suite of the statistical DP testers.
+
+The twelve mechanisms StatDP (Ding, Wang, Wang, Zhang, Kifer: Detecting Violations of Differential
+Privacy, CCS 2018) and DP-Sniper (Bichsel, Steffen, Bogunovic, Vechev, IEEE S&P 2021) are judged on,
+verified exactly on the peers' own inputs: report noisy max (index; Laplace and exponential noise),
+noisy max returning the value (both noises, incorrect), the noisy histogram (correct and with
+``Lap(eps)``, incorrect), and the six sparse vector variants of Lyu, Su, Li (VLDB 2017,
+Algorithms 1-6; c = 1, threshold T = 0.5 for Algorithm 1 and 1 otherwise, as the peers run them).
+
+Every row claims the mechanism's stated ``eps``-DP at eps = 0.7 and 0.1, k = 5 (noisy max,
+histogram) or k = 10 (SVT) on :func:`dpverify.input_pairs.statdp_patterns` ("all differ" for noisy
+max and SVT, "one differs" for the histogram, as StatDP's ALL_DIFFER / ONE_DIFFER), and, where the
+enumeration is feasible, on every neighbouring pair of ``{0, 1, 2}^k`` (``inputs="all_vectors_m2"``;
+k = 5 for noisy max and the histogram, k = 6 for SVT). Incorrect mechanisms are expected to be
+VIOLATED with a witness; correct ones to hold.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import partial
+from typing import Any
+
+from dpverify.audit import AuditCase, Expect, Measurement
+from dpverify.errors import InvalidArgument
+from dpverify.input_pairs import all_query_vectors, statdp_patterns, verify_pairs
+from mechanisms.noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
+from mechanisms.sparse_vector import svt
+
+__all__ = ["BenchMechanism", "BENCHMARK", "EPSILONS", "benchmark_rows", "measure", "cases"]
+
+#: The claims the peers test at (their default 0.7 and DP-Sniper's default 0.1), as exact numbers.
+EPSILONS = (Fraction(7, 10), Fraction(1, 10))
+
+
+@dataclass(frozen=True)
+class BenchMechanism:
+    """One benchmark mechanism: how to build it at eps, its inputs and what its source says."""
+
+    name: str
+    build: Callable[[Fraction], Any]
+    k: int
+    differ: str
+    correct: bool
+    source: str
+    full_k: int | None  # k for the full {0,1,2}^k enumeration (None: not run)
+    parent: str | None = None  # an incorrect variant's correct counterpart
+
+
+BENCHMARK: tuple[BenchMechanism, ...] = (
+    BenchMechanism("report_noisy_max_laplace", lambda e: ReportNoisyMax(e, "laplace"), 5, "all", True,
+                   "Ding et al. CCS 2018 Alg. 5 (StatDP noisy_max_v1a): argmax of q + Lap(2/eps)", 5),
+    BenchMechanism("report_noisy_max_exponential", lambda e: ReportNoisyMax(e, "exponential"), 5, "all", True,
+                   "Ding et al. CCS 2018 Alg. 6 (StatDP noisy_max_v2a): argmax of q + Exp(2/eps)", 5),
+    BenchMechanism("noisy_max_value_laplace", lambda e: NoisyMaxValue(e, "laplace"), 5, "all", False,
+                   "Ding et al. CCS 2018 Alg. 7 (StatDP noisy_max_v1b): max of q + Lap(2/eps), incorrect", None, "report_noisy_max_laplace"),
+    BenchMechanism("noisy_max_value_exponential", lambda e: NoisyMaxValue(e, "exponential"), 5, "all", False,
+                   "Ding et al. CCS 2018 Alg. 8 (StatDP noisy_max_v2b): max of q + Exp(2/eps), incorrect", None, "report_noisy_max_exponential"),
+    BenchMechanism("noisy_histogram", lambda e: NoisyHistogram(e), 5, "one", True,
+                   "Ding et al. CCS 2018 Alg. 9 (StatDP histogram): q + Lap(1/eps) per bin", 5),
+    BenchMechanism("noisy_histogram_wrong_scale", lambda e: NoisyHistogram(e, wrong_scale=True), 5, "one", False,
+                   "Ding et al. CCS 2018 Alg. 10 (StatDP histogram_eps): q + Lap(eps) per bin, incorrect", 5, "noisy_histogram"),
+    BenchMechanism("svt1", lambda e: svt(1, epsilon=e), 10, "all", True,
+                   "Lyu, Su, Li VLDB 2017 Alg. 1 (StatDP SVT), c = 1, T = 0.5", 6),
+    BenchMechanism("svt2", lambda e: svt(2, epsilon=e), 10, "all", True,
+                   "Lyu, Su, Li VLDB 2017 Alg. 2 (Dwork-Roth, threshold refreshed after each ⊤), c = 1, T = 1", 6),
+    BenchMechanism("svt3", lambda e: svt(3, epsilon=e), 10, "all", False,
+                   "Lyu, Su, Li VLDB 2017 Alg. 3 (StatDP iSVT4): outputs the noisy answer, c = 1, T = 1, incorrect", None, "svt1"),
+    BenchMechanism("svt4", lambda e: svt(4, epsilon=e), 10, "all", False,
+                   "Lyu, Su, Li VLDB 2017 Alg. 4 (StatDP iSVT3): ((1 + 6c)/4)eps-DP only, c = 1, T = 1", 6, "svt1"),
+    BenchMechanism("svt5", lambda e: svt(5, epsilon=e), 10, "all", False,
+                   "Lyu, Su, Li VLDB 2017 Alg. 5 (StatDP iSVT1): no query noise, no cutoff, T = 1, incorrect", 6, "svt1"),
+    BenchMechanism("svt6", lambda e: svt(6, epsilon=e), 10, "all", False,
+                   "Lyu, Su, Li VLDB 2017 Alg. 6 (StatDP iSVT2): no cutoff, T = 1, incorrect", 6, "svt1"),
+)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: int | None = None) -> Measurement:
+    """Verify one benchmark mechanism's eps-DP claim exactly on the given input set."""
+    spec = {m.name: m for m in BENCHMARK}[name]
+    k = spec.k if k is None else k
+    mechanism = spec.build(epsilon)
+    if inputs == "statdp_patterns":
+        pairs = statdp_patterns(k, differ=spec.differ)
+    elif inputs == "all_vectors_m2":
+        pairs = all_query_vectors(k, m=2, differ=spec.differ)
+    else:
+        raise InvalidArgument(f"inputs must be 'statdp_patterns' or 'all_vectors_m2', got inputs={inputs!r}.")
+    result = verify_pairs(mechanism, pairs=pairs, epsilon=epsilon)
+    details = {
+        "pairs": result.pairs,
+        "datasets": result.datasets,
+        "worst_pair": _plain(result.worst_pair),
+        "seconds": round(result.seconds, 4),
+        "source": spec.source,
+    }
+    if result.epsilon_bounds is not None:
+        details["epsilon_bounds"] = _plain(result.epsilon_bounds)
+    return Measurement(
+        epsilon_star=float(result.epsilon),
+        delta_star=float(result.delta),
+        claimed_epsilon=float(epsilon),
+        claimed_delta=0.0,
+        verdict=result.verdict,
+        witness=None if result.witness is None else str(result.witness),
+        details=details,
+    )
+
+
+def benchmark_rows(*, full: bool = True) -> list[AuditCase]:
+    """Every benchmark row: each mechanism at eps = 0.7 and 0.1 on StatDP's patterns, and (``full``)
+    on the full ``{0,1,2}^k`` enumeration where it is run. An incorrect mechanism must be VIOLATED;
+    its ``parent`` is the correct mechanism it claims to match."""
+    rows = []
+    for spec in BENCHMARK:
+        for epsilon in EPSILONS:
+            runs = [("statdp_patterns", spec.k)]
+            if full and spec.full_k is not None:
+                runs.append(("all_vectors_m2", spec.full_k))
+            for inputs, k in runs:
+                rows.append(AuditCase(
+                    "BENCH", spec.name, {"epsilon": float(epsilon), "k": k, "inputs": inputs},
+                    partial(measure, spec.name, epsilon, inputs, k),
+                    f"{spec.source}; claim: eps-DP at eps = {epsilon}",
+                    expect=Expect.HOLDS if spec.correct else Expect.VIOLATED,
+                    parent=None if spec.correct else spec.parent,
+                ))
+    return rows
+
+
+def cases() -> list[AuditCase]:
+    """The audit's rows (``dpverify audit --claim BENCH``): patterns and full enumerations."""
+    return benchmark_rows()

@@ -1,0 +1,138 @@
+"""Report noisy max, noisy max returning its value, and noisy histograms, with exact outputs.
+
+The benchmark versions of StatDP (Ding, Wang, Wang, Zhang, Kifer: Detecting Violations of
+Differential Privacy, CCS 2018, Algorithms 5-10; ``statdp/algorithms.py``) and DP-Sniper
+(``dpsniper/mechanisms/report_noisy_max.py``, ``noisy_hist.py``), on query answers of sensitivity 1:
+
+* :class:`ReportNoisyMax` — ``argmax_i (q_i + N_i)`` with ``N_i ~ Lap(2/eps)`` (CCS 2018 Alg. 5) or
+  the one-sided ``Exp(2/eps)`` (Alg. 6); eps-DP under "all answers differ by at most 1". Discrete:
+  the probability of each index is an exact piecewise-exponential integral (:mod:`mechanisms.noise`).
+* :class:`NoisyMaxValue` — the same noisy answers but releasing ``max_i (q_i + N_i)`` (Alg. 7 and 8,
+  the incorrect variants): a continuous output with density
+  ``sum_i f(x - q_i) prod_{j != i} F(x - q_j)``.
+* :class:`NoisyHistogram` — ``q + Lap(1/eps)^k`` (Alg. 9, eps-DP when one bin changes by 1) and the
+  incorrect ``q + Lap(eps)^k`` (Alg. 10, eps* = 1/eps). StatDP releases the first noisy bin,
+  DP-Sniper the whole vector; the vector is released here (its eps* is the same under "one differs").
+
+The continuous ones offer ``output_density(dataset)`` (a :class:`dpverify.continuous.MixedOutput`
+or :class:`dpverify.continuous.ProductOutput`), which :func:`dpverify.input_pairs.verify_pairs`
+decides with :mod:`dpverify.continuous`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from dpverify.errors import InvalidArgument
+from dpverify.piecewise import as_fraction
+from mechanisms.noise import Exponential, Laplace, Noise, NoiseProgram, argmax_probabilities, max_density
+
+__all__ = ["ReportNoisyMax", "NoisyMaxValue", "NoisyHistogram", "noise_for"]
+
+_NOISES = ("laplace", "exponential")
+
+
+def _epsilon(value: Any) -> Fraction:
+    eps = as_fraction("epsilon", value)
+    if eps <= 0:
+        raise InvalidArgument(f"epsilon must be positive, got epsilon={value!r}.")
+    return eps
+
+
+def noise_for(noise: str, scale: Fraction) -> Noise:
+    """``"laplace"`` -> ``Lap(scale)``, ``"exponential"`` -> one-sided ``Exp(scale)``."""
+    if noise == "laplace":
+        return Laplace(scale)
+    if noise == "exponential":
+        return Exponential(scale)
+    raise InvalidArgument(f"noise must be one of {_NOISES}, got noise={noise!r}.")
+
+
+@dataclass(frozen=True, eq=False)
+class ReportNoisyMax(NoiseProgram):
+    """Ding et al. (CCS 2018) Alg. 5 / 6: the index of the largest ``q_i + N_i``, ``N_i`` of scale
+    ``2/eps`` (Laplace or one-sided exponential).
+
+    Args:
+        epsilon: eps (rational; floats are read exactly).
+        noise: ``"laplace"`` (Alg. 5) or ``"exponential"`` (Alg. 6).
+        scale_factor: the noise scale is ``scale_factor / eps`` (2 in the paper; a mutant may lower it).
+    """
+
+    epsilon: Any
+    noise: str = "laplace"
+    scale_factor: Any = 2
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        scale = as_fraction("scale_factor", self.scale_factor) / _epsilon(self.epsilon)
+        object.__setattr__(self, "_noise", noise_for(self.noise, scale))
+        if not self.name:
+            object.__setattr__(self, "name", f"report_noisy_max_{self.noise}")
+
+    def __repr__(self) -> str:
+        return f"ReportNoisyMax(epsilon={self.epsilon}, noise={self.noise!r}, scale_factor={self.scale_factor})"
+
+    def probabilities(self, dataset: tuple) -> dict:
+        return argmax_probabilities(list(dataset), self._noise)
+
+
+@dataclass(frozen=True, eq=False)
+class NoisyMaxValue:
+    """Ding et al. (CCS 2018) Alg. 7 / 8 (incorrect): releases ``max_i (q_i + N_i)``, ``N_i`` of scale
+    ``2/eps``. A continuous output: :meth:`output_density`."""
+
+    epsilon: Any
+    noise: str = "laplace"
+    scale_factor: Any = 2
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        scale = as_fraction("scale_factor", self.scale_factor) / _epsilon(self.epsilon)
+        object.__setattr__(self, "_noise", noise_for(self.noise, scale))
+        if not self.name:
+            object.__setattr__(self, "name", f"noisy_max_value_{self.noise}")
+
+    def __repr__(self) -> str:
+        return f"NoisyMaxValue(epsilon={self.epsilon}, noise={self.noise!r}, scale_factor={self.scale_factor})"
+
+    continuous_output = True
+
+    def output_density(self, dataset: tuple):
+        from dpverify.continuous import MixedOutput
+
+        return MixedOutput({}, {"max": max_density(list(dataset), self._noise)})
+
+
+@dataclass(frozen=True, eq=False)
+class NoisyHistogram:
+    """Ding et al. (CCS 2018) Alg. 9 (``Lap(1/eps)``, correct) and Alg. 10 (``Lap(eps)``, incorrect):
+    every bin plus independent Laplace noise; the noisy vector is released.
+
+    Args:
+        epsilon: eps.
+        wrong_scale: use ``Lap(eps)`` instead of ``Lap(1/eps)`` (Alg. 10).
+    """
+
+    epsilon: Any
+    wrong_scale: bool = False
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        eps = _epsilon(self.epsilon)
+        object.__setattr__(self, "_noise", Laplace(eps if self.wrong_scale else 1 / eps))
+        if not self.name:
+            object.__setattr__(self, "name", "noisy_histogram_wrong_scale" if self.wrong_scale else "noisy_histogram")
+
+    def __repr__(self) -> str:
+        return f"NoisyHistogram(epsilon={self.epsilon}, wrong_scale={self.wrong_scale})"
+
+    continuous_output = True
+
+    def output_density(self, dataset: tuple):
+        from dpverify.continuous import ProductOutput
+
+        density = self._noise.density()
+        return ProductOutput(tuple(density.shift(-as_fraction(f"q[{i}]", v)) for i, v in enumerate(dataset)))
