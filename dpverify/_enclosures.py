@@ -1,6 +1,6 @@
-"""Float interval enclosures of exponential sums, vectorised over boxes (internal to continuous.py).
+"""Float interval enclosures of exponential sums, vectorised over boxes (internal to _ratio_sup.py).
 
-:mod:`dpverify.continuous` bounds ``sup p/q`` on a piece by bisection with these enclosures. Terms
+:mod:`dpverify._ratio_sup` bounds ``sup p/q`` on a piece by bisection with these enclosures. Terms
 are grouped by (rate, degree) with exact :class:`~dpverify.piecewise.ExpSum` coefficients, each
 rounded once to float with a certificate.
 """
