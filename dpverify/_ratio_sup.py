@@ -140,7 +140,7 @@ def sup_ratio(p: PiecewiseExp, q: PiecewiseExp, *, target: float = math.inf, kno
         if not fq.terms:
             return RatioSup(math.inf, math.inf, infinite=True, where=("interval", low, high))
         pieces.append((low, high, fp, fq))
-    results = []
+    results: list[RatioSup | None] = []  # None: a piece left for the branch and bound below
     for low, high, fp, fq in pieces:
         exact = _single_term_sup(low, high, fp, fq)
         if exact is not None:
@@ -158,10 +158,12 @@ def sup_ratio(p: PiecewiseExp, q: PiecewiseExp, *, target: float = math.inf, kno
         if result.infinite:
             return result
         lower = max(lower, result.low)
-    return combine(results)
+    searched = [r for r in results if r is not None]
+    assert len(searched) == len(results), "the loop above fills every piece left as None"
+    return combine(searched)
 
 
-def _exact_value_greater(x: tuple, y: tuple) -> bool:
+def _exact_value_greater(x: tuple[ExpSum, ExpSum], y: tuple[ExpSum, ExpSum]) -> bool:
     """``N1/D1 > N2/D2`` exactly (denominators positive)."""
     return (x[0] * y[1] - y[0] * x[1]).sign() > 0
 
@@ -175,11 +177,12 @@ def combine(results: list[RatioSup]) -> RatioSup:
     high = max(r.high for r in results)
     contenders = [r for r in results if r.high >= top.low * (1 - 1e-9)]
     exact = None
-    if all(r.exact is not None for r in contenders):
-        exact = contenders[0].exact
-        for r in contenders[1:]:
-            if _exact_value_greater(r.exact, exact):
-                exact = r.exact
+    exacts = [r.exact for r in contenders if r.exact is not None]
+    if len(exacts) == len(contenders):  # every contender is exact
+        exact = exacts[0]
+        for value in exacts[1:]:
+            if _exact_value_greater(value, exact):
+                exact = value
     return RatioSup(top.low, high, exact, False, top.where)
 
 
@@ -202,6 +205,7 @@ def _single_term_sup(low, high, fp: _Fn, fq: _Fn) -> RatioSup | None:
     if dp or dq:
         return None
     slope = rp - rq
+    point: tuple  # a RatioSup.where: ("point", x), ("left_of", end, other) or ("right_of", end, other)
     if slope == 0:
         point, at = ("point", _midpoint(low, high)), Fraction(0)
     elif slope > 0:  # increasing: supremum at the right end
@@ -271,12 +275,13 @@ class _Tail:
             self.limit = self.lp / self.lq if (self.rp, self.dp) == (self.rq, self.dq) else None
         finally:
             iv.prec = old
-        reach = [Fraction(m) / delta for delta, m, _ in self.rest_p + self.rest_q if m > 0 and delta > 0]
+        # m / delta is a float (delta was rounded to float above); the rate ratio below is a Fraction
+        reach: list[Fraction | float] = [Fraction(m) / delta for delta, m, _ in self.rest_p + self.rest_q if m > 0 and delta > 0]
         if self.limit is None and self.rp != self.rq and self.dp > self.dq:
             reach.append(Fraction(self.dp - self.dq) / (self.rp - self.rq))
         self.reach = max(reach, default=Fraction(0))
 
-    def bracket(self, X: Fraction):
+    def bracket(self, X: Fraction | float):
         """(limit interval or None, upper bound of p/q on (-inf, X]) or None if X is too close."""
         ax = -X
         if ax <= 0 or ax < self.reach:
@@ -391,7 +396,7 @@ def _cut_tail(fp: _Fn, fq: _Fn, base: Fraction, known: float, target: float):
     tail = _Tail(fp, fq)
     if tail.infinite:
         return ("inf",)
-    X = min(base, -tail.reach - 1)
+    X: Fraction | float = min(base, -tail.reach - 1)
     limit_low, upper = 0.0, math.inf
     for _ in range(80):
         found = tail.bracket(X)
@@ -417,15 +422,15 @@ def quick_lower(p: PiecewiseExp, q: PiecewiseExp) -> float:
             continue
         if not fq:
             return math.inf
-        if low is None and high is None:
-            points = [-8.0, -1.0, 0.0, 1.0, 8.0]
-        elif low is None:
-            points = [float(high) - w for w in (1e-6, 0.5, 2.0, 8.0, 32.0)]
-        elif high is None:
-            points = [float(low) + w for w in (1e-6, 0.5, 2.0, 8.0, 32.0)]
-        else:
+        if low is not None and high is not None:
             width = float(high - low)
             points = [float(low) + width * t for t in (1e-6, 0.25, 0.5, 0.75, 1 - 1e-6)]
+        elif low is not None:  # (low, +inf)
+            points = [float(low) + w for w in (1e-6, 0.5, 2.0, 8.0, 32.0)]
+        elif high is not None:  # (-inf, high)
+            points = [float(high) - w for w in (1e-6, 0.5, 2.0, 8.0, 32.0)]
+        else:  # the whole line
+            points = [-8.0, -1.0, 0.0, 1.0, 8.0]
         xs = np.array(points)
         rates = [float(r) for r, _e, _d, _a in fq]
         r0 = np.where(xs < 0, min(rates), max(rates))

@@ -135,7 +135,7 @@ def _product_loss(first: ProductOutput, second: ProductOutput, target: float) ->
         raise InvalidArgument("product outputs of different lengths cannot be compared")
     low = high = 1.0
     exact_n, exact_d, all_exact = ExpSum.constant(1), ExpSum.constant(1), True
-    wheres = []
+    wheres: list[tuple | None] = []  # per coordinate; None where the two factors are equal
     for p, q in zip(first.factors, second.factors):
         if p.breaks == q.breaks and p.pieces == q.pieces:
             wheres.append(None)
@@ -296,22 +296,25 @@ def _witness_decision(mechanism, outputs, dataset, neighbor, loss: PairLoss, eps
         return frozenset((a, b)) in given
 
     factor = ExpSum.exp(eps)
-    kind = loss.where[0] if loss.where else None
+    where_found = loss.where
+    if not where_found:
+        return None  # no location of the supremum: no output set to build
+    kind = where_found[0]
     sets = []
     if kind == "atom":
-        outcome = loss.where[1]
+        outcome = where_found[1]
         sets.append((repr(outcome), first.atoms[outcome], second.atoms.get(outcome, ExpSum())))
     elif kind == "density":
-        label, where = loss.where[1], loss.where[2]
+        label, where = where_found[1], where_found[2]
         p, q = first.densities[label], second.densities.get(label, PiecewiseExp.constant(0))
         for low, high in _candidate_sets(where):
             sets.append((f"{label} in {_describe(low, high)}", p.integral(low, high), q.integral(low, high)))
     elif kind == "product":
-        wheres = loss.where[1]
+        wheres = where_found[1]
         generators = [None if w is None else list(_candidate_sets(w)) for w in wheres]
         for step in range(60):
             P, Q, parts = ExpSum.constant(1), ExpSum.constant(1), []
-            for i, (w, g) in enumerate(zip(wheres, generators)):
+            for i, g in enumerate(generators):
                 if g is None:
                     continue
                 low, high = g[min(step, len(g) - 1)]

@@ -92,7 +92,9 @@ class QueryVectors(NeighborRelation):
         return self.name
 
     def _close(self, a: Any, b: Any) -> bool:
-        return abs(Fraction(a) - Fraction(b)) <= Fraction(self.sensitivity)
+        # sensitivity is any numbers.Real (checked in __init__); typeshed's Fraction() overloads do not take the
+        # abstract Real. ints, floats and Rationals convert; another Real (numpy.float32) raises TypeError here.
+        return abs(Fraction(a) - Fraction(b)) <= Fraction(self.sensitivity)  # type: ignore[call-overload]
 
     def _transitions(self, records: Sequence[Any]) -> list[tuple[int, int]]:
         for r in records:
@@ -128,11 +130,11 @@ class QueryVectors(NeighborRelation):
         if self.differ == "all":
             left = np.zeros(1, dtype=np.int64)
             right = np.zeros(1, dtype=np.int64)
-            a = np.array([m[0] for m in moves], dtype=np.int64)
-            b = np.array([m[1] for m in moves], dtype=np.int64)
+            move_from = np.array([m[0] for m in moves], dtype=np.int64)
+            move_to = np.array([m[1] for m in moves], dtype=np.int64)
             for _ in range(n):
-                left = (left[:, None] * z + a[None, :]).ravel()
-                right = (right[:, None] * z + b[None, :]).ravel()
+                left = (left[:, None] * z + move_from[None, :]).ravel()
+                right = (right[:, None] * z + move_to[None, :]).ravel()
             keep = left < right
             left, right = left[keep], right[keep]
         else:
@@ -419,6 +421,7 @@ def _rows(mechanism: Any, inputs: InputPairs, declared: float | None, *, sympy_r
         return frozenset((a, b)) in given
 
     exact_row: Callable[[int], Any] | None
+    row_error: float | np.ndarray  # one relative error for every row, or one per row
     intervals = getattr(mechanism, "certified_intervals", None)
     exact_of = getattr(mechanism, "exact_distribution", None)
     if intervals is not None and not sympy_rows:
