@@ -105,6 +105,22 @@ class NoisyMaxValue:
 
         return MixedOutput({}, {"max": max_density(list(dataset), self._noise)})
 
+    def loss_components(self, first: tuple, second: tuple) -> list[tuple]:
+        """The key the loss of ``(first, second)`` depends on (:mod:`dpverify.pair_cover`).
+
+        The output is one density, ``p_D(x) = sum_i f(x - q_i) prod_{j != i} F(x - q_j)``, and the
+        loss is ``sup_x p_D(x) / p_D'(x)``. (1) ``p_D`` is symmetric in the answers, so it depends only
+        on the multiset of ``D``: the loss depends on ``(sorted D, sorted D')`` (each sorted on its own,
+        not jointly). (2) Adding ``m`` to every answer of both shifts both densities by ``m``
+        (``p_{D+m}(x) = p_D(x - m)``), which leaves the supremum of their ratio unchanged. So the key
+        is ``(sorted D - m, sorted D' - m)`` with ``m`` the smallest answer of the two; pairs with the
+        same multisets have the same density (empty when ``sorted D == sorted D'``: ratio 1).
+        """
+        if sorted(first) == sorted(second):
+            return []
+        low = min(*first, *second)
+        return [(tuple(sorted(v - low for v in first)), tuple(sorted(v - low for v in second)))]
+
 
 @dataclass(frozen=True, eq=False)
 class NoisyHistogram:

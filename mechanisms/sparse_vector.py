@@ -211,6 +211,30 @@ class SparseVector(NoiseProgram):
             densities[BOTTOM * i + "v"] = query.density().shift(-q[i]) * accumulated
         return MixedOutput(atoms, densities)
 
+    def loss_components(self, first: tuple, second: tuple) -> list[tuple]:
+        """Algorithm 3: the keys the loss of ``(first, second)`` depends on (:mod:`dpverify.pair_cover`).
+
+        The output (``c = 1``) is the atom ``⊥^k`` and, for each ``i``, the density of ``⊥^i v``:
+        ``p_i(v) = f_nu(v - q_i) G_i(v - T)`` with ``G_i`` built from ``prod_{j < i} F_nu(T + r - q_j)``
+        (:meth:`output_density`). ``P(⊥^k) = int f_rho(r) prod_j F_nu(T + r - q_j) dr`` depends only on the
+        multiset of all answers; ``p_i`` only on the multiset of the first ``i`` answers and on
+        ``q_i`` (a product does not depend on the order of its factors), not on ``k`` or on later
+        answers. The loss is the largest of the atom's ratio and each ``sup_v p_i(v)/p'_i(v)``, so its
+        components are keyed by ``("atom", sorted D, sorted D')`` and
+        ``("v", sorted D[:i], sorted D'[:i], D_i, D'_i)``; a component whose two sides coincide (ratio
+        1) is left out.
+        """
+        if self.variant != 3:
+            raise InvalidArgument(f"loss_components is for Algorithm 3 (continuous outputs), variant={self.variant}.")
+        keys: list[tuple] = []
+        if sorted(first) != sorted(second):
+            keys.append(("atom", tuple(sorted(first)), tuple(sorted(second))))
+        for i in range(len(first)):
+            before, after = tuple(sorted(first[:i])), tuple(sorted(second[:i]))
+            if before != after or first[i] != second[i]:
+                keys.append(("v", before, after, first[i], second[i]))
+        return keys
+
     @property
     def continuous_output(self) -> bool:
         """Algorithm 3 releases noisy answers: its outputs are decided from densities."""
