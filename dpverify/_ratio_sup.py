@@ -275,8 +275,9 @@ class _Tail:
             self.limit = self.lp / self.lq if (self.rp, self.dp) == (self.rq, self.dq) else None
         finally:
             iv.prec = old
-        # m / delta is a float (delta was rounded to float above); the rate ratio below is a Fraction
-        reach: list[Fraction | float] = [Fraction(m) / delta for delta, m, _ in self.rest_p + self.rest_q if m > 0 and delta > 0]
+        # exact: delta is a float (rounded down above), read as the binary rational it is, so the
+        # cut X below stays a Fraction and the witness arithmetic stays exact
+        reach: list[Fraction] = [Fraction(m) / Fraction(delta) for delta, m, _ in self.rest_p + self.rest_q if m > 0 and delta > 0]
         if self.limit is None and self.rp != self.rq and self.dp > self.dq:
             reach.append(Fraction(self.dp - self.dq) / (self.rp - self.rq))
         self.reach = max(reach, default=Fraction(0))
@@ -396,7 +397,7 @@ def _cut_tail(fp: _Fn, fq: _Fn, base: Fraction, known: float, target: float):
     tail = _Tail(fp, fq)
     if tail.infinite:
         return ("inf",)
-    X: Fraction | float = min(base, -tail.reach - 1)
+    X: Fraction = min(base, -tail.reach - 1)
     limit_low, upper = 0.0, math.inf
     for _ in range(80):
         found = tail.bracket(X)

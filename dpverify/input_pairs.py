@@ -23,7 +23,6 @@ changes one bin).
 from __future__ import annotations
 
 import itertools
-import math
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,6 +38,7 @@ from dpverify.engine import RowPairs, Verdict, check_float_error, decide, float_
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, relation
 from dpverify.privacy_loss import check_delta, check_epsilon
+from dpverify.validation import check_positive, exact_number
 
 __all__ = [
     "InputPairs",
@@ -71,10 +71,8 @@ class QueryVectors(NeighborRelation):
     """
 
     def __init__(self, sensitivity: Any = 1, differ: str = "all") -> None:
-        if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real) or not (0 < float(sensitivity) < math.inf):
-            raise InvalidArgument(
-                f"sensitivity must be a positive number, got sensitivity={sensitivity!r}; StatDP's queries have 1."
-            )
+        check_positive("sensitivity", sensitivity, fix="StatDP's queries have sensitivity 1")
+        self._bound = exact_number("sensitivity", sensitivity)  # the one number policy (validation)
         if differ not in _DIFFER:
             raise InvalidArgument(
                 f"differ must be 'all' (every answer may move, StatDP's ALL_DIFFER) or 'one' (one answer "
@@ -92,9 +90,7 @@ class QueryVectors(NeighborRelation):
         return self.name
 
     def _close(self, a: Any, b: Any) -> bool:
-        # sensitivity is any numbers.Real (checked in __init__); typeshed's Fraction() overloads do not take the
-        # abstract Real. ints, floats and Rationals convert; another Real (numpy.float32) raises TypeError here.
-        return abs(Fraction(a) - Fraction(b)) <= Fraction(self.sensitivity)  # type: ignore[call-overload]
+        return abs(Fraction(a) - Fraction(b)) <= self._bound
 
     def _transitions(self, records: Sequence[Any]) -> list[tuple[int, int]]:
         for r in records:
