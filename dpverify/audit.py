@@ -249,10 +249,12 @@ class AuditRow:
         }
 
 
-def _finite(value: float) -> float | str:
-    """JSON has no infinity: +inf is written as the string "inf"."""
+def _finite(value: float) -> float | str | None:
+    """JSON has no infinity: +inf is written as the string "inf"; a figure not computed (nan) as null."""
     if isinstance(value, float) and math.isinf(value):
         return "inf"
+    if isinstance(value, float) and math.isnan(value):
+        return None
     return value
 
 
@@ -278,6 +280,8 @@ def _number(value: float) -> str:
         return value
     if math.isinf(value):
         return "inf"
+    if math.isnan(value):
+        return "n/a"  # not computed (e.g. delta for a continuous output, decided for pure claims)
     return f"{value:.4g}"
 
 

@@ -78,7 +78,8 @@ class VerificationResult:
             float error the outputs carry), VIOLATED (certified witness), UNDECIDED.
         epsilon: the worst-case pure privacy loss eps* over all pairs (float64; ``math.inf``
             when some outcome has P > 0 = Q).
-        delta: the worst-case delta at the claimed epsilon (float64 hockey-stick maximum).
+        delta: the worst-case delta at the claimed epsilon (float64 hockey-stick maximum); nan where
+            it is not computed (continuous outputs are decided for pure claims only).
         witness: a certified :class:`Witness` when VIOLATED; the closest pair (marked
             ``within_rounding``) when HOLDS_WITHIN_ROUNDING; else None.
         pairs: number of unordered neighbouring pairs checked.

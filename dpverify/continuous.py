@@ -218,7 +218,7 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
     return PairsResult(
         holds=verdict.passes,
         epsilon=reported,
-        delta=0.0,
+        delta=math.nan,  # not computed: continuous outputs are decided for pure claims only
         witness=witness,
         claimed_epsilon=epsilon,
         claimed_delta=delta,

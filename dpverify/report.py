@@ -105,6 +105,8 @@ def _series(rows: Sequence[AuditRow]) -> dict[SweepSeries, list[AuditRow]]:
 
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
+        if value != value:  # nan: a figure not computed
+            return "n/a"
         return "inf" if value == float("inf") else f"{value:.6g}"
     return str(value)
 
