@@ -30,6 +30,10 @@ def test_the_twelve_mechanisms_and_their_rows():
         assert row.parameters["inputs"] in ("statdp_patterns", "all_vectors_m2")
     assert {r.parameters["k"] for r in patterns if r.mechanism.startswith("svt")} == {10}
     assert {r.parameters["k"] for r in patterns if not r.mechanism.startswith("svt")} == {5}
+    full = {r.mechanism for r in rows if r.parameters["inputs"] == "all_vectors_m2"}
+    assert full == set(NAMES) - {"svt3"}  # svt3's enumeration takes minutes: benchmark_rows(slow=True)
+    slow_full = {r.mechanism for r in benchmark_rows(slow=True) if r.parameters["inputs"] == "all_vectors_m2"}
+    assert slow_full == set(NAMES)
     incorrect = {r.mechanism for r in rows if r.expect_violation}
     assert incorrect == {"noisy_max_value_laplace", "noisy_max_value_exponential", "noisy_histogram_wrong_scale",
                          "svt3", "svt4", "svt5", "svt6"}
