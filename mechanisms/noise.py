@@ -13,6 +13,8 @@ Noises (``b``, ``s`` > 0 rational; floats are read as the binary rationals they 
   ``1 - exp(-x/b)/2`` for ``x >= 0`` (the same closed forms as :mod:`mechanisms.laplace`).
 * ``Exponential(s)`` (one-sided, numpy's ``exponential(scale=s)``): density ``exp(-x/s)/s`` on
   ``x >= 0``; CDF ``1 - exp(-x/s)`` there, 0 below.
+* ``Geometric(s)``: two-sided geometric on the integers, ``P(Z = z) = (1 - a)/(1 + a) a^|z|``,
+  ``a = e^(-1/s)``; its probabilities are rational functions of ``a``, in :mod:`mechanisms.geometric`.
 * ``NoNoise()``: the point mass at 0 (Lyu, Su, Li's Algorithm 5 adds no noise to the queries); it
   has a CDF and a tail but no density.
 
@@ -36,6 +38,7 @@ __all__ = [
     "Laplace",
     "Exponential",
     "NoNoise",
+    "Geometric",
     "argmax_probabilities",
     "max_density",
     "max_cdf",
@@ -142,6 +145,31 @@ class NoNoise(Noise):
 
     def tail(self) -> PiecewiseExp:
         return PiecewiseExp([_ZERO], [{(_ZERO, _ZERO, 0): Fraction(1)}, {}])
+
+
+@dataclass(frozen=True)
+class Geometric(Noise):
+    """Two-sided geometric (discrete Laplace) noise on the integers:
+    ``P(Z = z) = (1 - a)/(1 + a) a^|z|`` with ``a = e^(-1/scale)``; ``count + Geometric(1/eps)`` is
+    eps-DP for counts (its ratio on neighbouring counts is exactly ``e^eps``). Its probabilities are
+    rational functions of ``a`` (sums over the integers in closed form): see
+    :mod:`mechanisms.geometric` (report noisy max, smallest index among ties)."""
+
+    scale: Fraction
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scale", _positive("scale", self.scale))
+
+    name = "geometric"
+
+    @property
+    def continuous(self) -> bool:
+        return False
+
+    def cdf(self) -> PiecewiseExp:
+        raise InvalidArgument("geometric noise is discrete; use mechanisms.geometric (sums over the integers).")
+
+    tail = cdf
 
 
 def _values(values: Sequence[Any]) -> list[Fraction]:
