@@ -50,6 +50,14 @@ def noise_for(noise: str, scale: Fraction) -> Noise:
     raise InvalidArgument(f"noise must be one of {_NOISES}, got noise={noise!r}.")
 
 
+def _set_noise(mechanism: Any, prefix: str) -> None:
+    """A noisy max's noise of scale ``scale_factor / eps`` and its default name ``{prefix}_{noise}``."""
+    scale = as_fraction("scale_factor", mechanism.scale_factor) / _epsilon(mechanism.epsilon)
+    object.__setattr__(mechanism, "_noise", noise_for(mechanism.noise, scale))
+    if not mechanism.name:
+        object.__setattr__(mechanism, "name", f"{prefix}_{mechanism.noise}")
+
+
 @dataclass(frozen=True, eq=False)
 class ReportNoisyMax(NoiseProgram):
     """Ding et al. (CCS 2018) Alg. 5 / 6: the index of the largest ``q_i + N_i``, ``N_i`` of scale
@@ -67,10 +75,7 @@ class ReportNoisyMax(NoiseProgram):
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        scale = as_fraction("scale_factor", self.scale_factor) / _epsilon(self.epsilon)
-        object.__setattr__(self, "_noise", noise_for(self.noise, scale))
-        if not self.name:
-            object.__setattr__(self, "name", f"report_noisy_max_{self.noise}")
+        _set_noise(self, "report_noisy_max")
 
     def __repr__(self) -> str:
         return f"ReportNoisyMax(epsilon={self.epsilon}, noise={self.noise!r}, scale_factor={self.scale_factor})"
@@ -90,10 +95,7 @@ class NoisyMaxValue:
     name: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
-        scale = as_fraction("scale_factor", self.scale_factor) / _epsilon(self.epsilon)
-        object.__setattr__(self, "_noise", noise_for(self.noise, scale))
-        if not self.name:
-            object.__setattr__(self, "name", f"noisy_max_value_{self.noise}")
+        _set_noise(self, "noisy_max_value")
 
     def __repr__(self) -> str:
         return f"NoisyMaxValue(epsilon={self.epsilon}, noise={self.noise!r}, scale_factor={self.scale_factor})"
