@@ -102,7 +102,8 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
     elif inputs == "all_vectors_m2":
         pairs = all_query_vectors(k, m=2, differ=spec.differ)
         enumerated = len(pairs)
-        if hasattr(mechanism, "loss_components"):  # same answer on fewer pairs (dpverify.pair_cover)
+        if getattr(mechanism, "continuous_output", False) and hasattr(mechanism, "loss_components"):
+            # a continuous output: the same answer on fewer pairs (dpverify.pair_cover)
             pairs = covering_pairs(pairs, mechanism)
     else:
         raise InvalidArgument(f"inputs must be 'statdp_patterns' or 'all_vectors_m2', got inputs={inputs!r}.")
@@ -118,6 +119,8 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
         details["cover_pairs"] = result.pairs  # the pairs actually compared (a cover with the same answer)
     if result.epsilon_bounds is not None:
         details["epsilon_bounds"] = _plain(result.epsilon_bounds)
+    if math.isnan(result.delta):
+        details["delta_star"] = "not computed: continuous outputs are decided for pure claims (delta = 0)"
     return Measurement(
         epsilon_star=float(result.epsilon),
         delta_star=float(result.delta),
