@@ -181,7 +181,8 @@ class RowPairs:
             self.pair_delta = np.asarray(self.pair_delta, dtype=float)
             if self.pair_delta.shape != (count,):
                 raise AssertionError("pair_delta must give one delta per pair")
-        left, right = (self.left, self.right) if self.left is not None else (np.zeros(0), np.zeros(0))
+        left: np.ndarray = self.left if self.left is not None else np.zeros(0, dtype=np.int64)
+        right: np.ndarray = self.right if self.right is not None else left
         if left.size and (min(left.min(), right.min()) < 0 or max(left.max(), right.max()) >= self.matrix.shape[0]):
             raise AssertionError("internal error: a pair index is outside the rows")
 

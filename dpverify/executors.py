@@ -210,7 +210,7 @@ def open_executor(executor: Any) -> Runner:
                 "executor='dask' needs Dask's distributed scheduler, which is not installed; install "
                 "the extra with `pip install dpverify[dask]`, or use executor='processes'."
             ) from None
-        cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(cluster)
         return Runner("dask", cores, client=client, owned=[client, cluster])
     raise InvalidArgument(

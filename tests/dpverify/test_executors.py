@@ -1,0 +1,100 @@
+"""Every executor gives the same VerificationResult as the serial path (serial vs processes vs
+Dask on a LocalCluster of 2 worker processes, started once for the module)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from dpverify import InvalidArgument, Verdict, analyze, verify
+from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
+from tests.dpverify._executor_mechanisms import ClampedGeometric, count_with_secret, randomized_response_bits
+
+distributed = pytest.importorskip("distributed")
+
+FIELDS = ("holds", "verdict", "epsilon", "delta", "witness", "pairs", "datasets", "exchangeable",
+          "certified_pairs", "undecided", "within_rounding", "float_error")
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _fields(result):
+    return {name: getattr(result, name) for name in FIELDS}
+
+
+INSTANCES = [
+    # exact, every pair tight at ln 3: HOLDS
+    (randomized_response_bits, dict(records=(0, 1), n=4, epsilon=sympy.log(3)), Verdict.HOLDS),
+    # float, tight at its epsilon: HOLDS_WITHIN_ROUNDING, with the closest pair as witness
+    (ClampedGeometric(0.5), dict(records=(0, 1), n=6, epsilon=Fraction(1, 2)), Verdict.HOLDS_WITHIN_ROUNDING),
+    # EM without its 1/2, black box over 6 records, n = 4 (3,240 pairs): VIOLATED
+    (threshold_learner(2, epsilon=1.0, selector=exponential_mechanism_without_half),
+     dict(records=((0, 0), (0, 1), (1, 0), (1, 1)), n=4, epsilon=1.0, exchangeable=False), Verdict.VIOLATED),
+    # several shards of 2**16 pairs: 4 records, n = 7, 172,032 black-box pairs
+    (threshold_learner(2, epsilon=1.0), dict(records=((0, 0), (0, 1), (1, 0), (1, 1)), n=7, epsilon=1.0,
+                                            exchangeable=False), Verdict.HOLDS),
+    # exchangeable (multiset pairs) and a leak with infinite epsilon
+    (threshold_learner(3, epsilon=0.5), dict(records=((0, 0), (1, 1), (2, 0)), n=5, epsilon=0.5), Verdict.HOLDS),
+    (count_with_secret, dict(records=(0, 1, 2), n=3, epsilon=2.0), Verdict.VIOLATED),
+    (randomized_response_bits, dict(records=(0, 1), n=3, epsilon=1.0, delta=0.05), Verdict.VIOLATED),
+]
+
+
+@pytest.mark.parametrize(("mechanism", "arguments", "verdict"), INSTANCES)
+def test_processes_and_dask_give_the_serial_result(dask_client, mechanism, arguments, verdict):
+    serial = verify(mechanism, **arguments)
+    assert serial.verdict is verdict
+    expected = _fields(serial)
+    assert _fields(verify(mechanism, executor="processes", **arguments)) == expected
+    assert _fields(verify(mechanism, executor=dask_client, **arguments)) == expected
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        assert _fields(verify(mechanism, executor=pool, **arguments)) == expected
+        assert not pool._shutdown  # an executor passed in is not shut down
+
+
+def test_dask_by_name_starts_and_closes_a_local_cluster():
+    arguments = dict(records=(0, 1), n=3, epsilon=sympy.log(3))
+    result = verify(randomized_response_bits, executor="dask", **arguments)
+    assert _fields(result) == _fields(verify(randomized_response_bits, **arguments))
+
+
+def test_analysis_on_an_executor_measures_the_same(dask_client):
+    mechanism = threshold_learner(2, epsilon=1.0)
+    records = ((0, 0), (0, 1), (1, 0), (1, 1))
+    serial = analyze(mechanism, records=records, n=5, exchangeable=False)
+    for executor in ("processes", dask_client):
+        other = analyze(mechanism, records=records, n=5, exchangeable=False, executor=executor)
+        assert other.epsilon_star() == serial.epsilon_star()
+        assert other.profile([0.1, 0.5]) == serial.profile([0.1, 0.5])
+        assert (other.matrix == serial.matrix).all() and other.outcomes == serial.outcomes
+
+
+def test_a_closure_is_refused_for_processes_with_the_fix():
+    def local(dataset):
+        return {0: 1}
+
+    with pytest.raises(InvalidArgument, match="module-level function"):
+        verify(local, records=(0, 1), n=2, epsilon=1.0, executor="processes")
+    assert verify(local, records=(0, 1), n=2, epsilon=1.0, executor=None).holds
+
+
+def test_an_unknown_executor_is_refused():
+    with pytest.raises(InvalidArgument, match=r"executor='threads'.*'processes', 'dask'"):
+        verify(randomized_response_bits, records=(0, 1), n=2, epsilon=1.0, executor="threads")
+
+
+def test_witness_fields_are_values():
+    # the witness compares by value (a frozen dataclass), so the equality above is meaningful
+    result = verify(count_with_secret, records=(0, 1, 2), n=2, epsilon=1.0)
+    assert dataclasses.is_dataclass(result.witness) and result.witness == dataclasses.replace(result.witness)
