@@ -22,6 +22,7 @@ from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from dpverify.multisets import table as multiset_table
+from dpverify.privacy_loss import exp_epsilon
 from dpverify.rows import decide_parts, decide_rows, log_rows, multiset_neighbors, worst_over_pairs
 from mechanisms.audits._instance import instance
 from mechanisms.learners import learner as make_learner
@@ -67,13 +68,16 @@ def check_lemma15_preconditions(epsilon: float, n: int) -> None:
         )
 
 
-def _dataset_verdict(table: MultisetTable, universe: tuple, probs: np.ndarray, claimed_epsilon: float, claimed_delta: float):
+def _dataset_verdict(
+    table: MultisetTable, universe: tuple, probs: np.ndarray, claimed_epsilon: float, claimed_delta: float,
+    executor: Any = None,
+):
     """The engine's decision over every replace-one pair of dataset multisets: (decision, verdict,
     witness text); witnesses are checked to be replace-one neighbours."""
     left, right = table.substitute_pairs()
     decision = decide_rows(
         probs, left, right, epsilon=claimed_epsilon, delta=claimed_delta,
-        label=lambda row: table.records(row, universe), is_neighbor=multiset_neighbors,
+        label=lambda row: table.records(row, universe), is_neighbor=multiset_neighbors, executor=executor,
     )
     witness = None if decision.witness is None else str(decision.witness)
     return decision, decision.verdict, witness
@@ -92,11 +96,13 @@ def measure_agnostic(
     score: str = "agnostic",
     proof_steps: bool = True,
     outside_preconditions: bool = False,
+    executor: Any = None,
 ) -> Measurement:
     """C3 (Lemma 15) on A_Agnostic, exhaustive over dataset multisets (replace-one neighbours).
 
     ``k`` overrides the subsample size (mutants); the claim always uses the parent's
     ``k0 = ceil(eps n)``. With ``proof_steps`` the proof steps C3a and C3b are checked per index set.
+    ``executor`` (:mod:`dpverify.executors`) runs the pair sweep and C3b in parallel, same figures.
     """
     if not outside_preconditions:
         check_lemma15_preconditions(epsilon, n)
@@ -106,8 +112,17 @@ def measure_agnostic(
     k_used = k0 if k is None else k
     claimed_epsilon, claimed_delta = lemma15_constants(epsilon, n, inner.delta, k0)
     tables = relabel_tables(cc, epsilon, n, k_used, inner, score=score)
+    from dpverify.executors import open_executor
+
+    with open_executor(executor) as runner:  # one pool for the whole measurement
+        return _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
+                                 outside_preconditions, runner)
+
+
+def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
+                      outside_preconditions, runner) -> Measurement:
     table, probs = agnostic_table(tables, n)
-    worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta)
+    worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta, runner)
     details = {
         "pairs": int(table.substitute_pairs()[0].size),
         "k": k_used,
@@ -124,7 +139,7 @@ def measure_agnostic(
         details["delta_star_over_epsilon_delta"] = worst.delta_star / (epsilon * inner.delta)
         details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
     if proof_steps and k_used < n:
-        details.update(proof_step_slack(tables, epsilon, inner.delta))
+        details.update(proof_step_slack(tables, epsilon, inner.delta, runner))
         details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star)
     if outside_preconditions:
         holds = None
@@ -135,12 +150,21 @@ def privacy_profile(probs: np.ndarray, left: np.ndarray, right: np.ndarray, epsi
     """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]."""
     top = epsilon_star if math.isfinite(epsilon_star) and epsilon_star > 0 else 1.0
     grid = [top * i / (points - 1) for i in range(points)]
-    return [{"epsilon": e, "delta": worst_over_pairs(probs, left, right, epsilon=e).delta_star} for e in grid]
+    factors = [exp_epsilon(e) for e in grid]
+    worst = [0.0] * points
+    for start in range(0, left.size, 1 << 16):  # one pass: each chunk's rows gathered once for every eps
+        p, q = probs[left[start : start + (1 << 16)]], probs[right[start : start + (1 << 16)]]
+        for i, f in enumerate(factors):
+            for a, b in ((p, q), (q, p)):
+                if a.shape[0]:
+                    worst[i] = max(worst[i], float(np.maximum(a - f * b, 0.0).sum(axis=1).max()))
+    return [{"epsilon": e, "delta": d} for e, d in zip(grid, worst)]
 
 
-def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
+def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None) -> dict[str, float]:
     """Worst slack of C3a (p1(I) <= e^eps p2(I), changed index outside I) and C3b
-    (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i})."""
+    (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i}); C3b is sharded by the multisets
+    ``that`` over ``executor`` (:mod:`dpverify.executors`): maxima, the same on every executor."""
     # C3a: same t, neighbouring w (pure ratio only), all t at once.
     outputs = np.stack(tables.outputs)  # (t, w, K)
     logs = log_rows(outputs)
@@ -158,24 +182,16 @@ def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
     what_counts = multiset_table(z, size_w - 1).counts
     eye = np.eye(z, dtype=np.int64)
     w_rows = np.stack([tables.w_table.index(what_counts + eye[c]) for c in range(z)])  # (c, what)
-    factor = 4 * math.e**2
-    c3b_delta, c3b_eps = 0.0, 0.0
-    for that in that_table.counts:
-        t_rows = tables.t_table.index(that[None, :] + eye)  # t = that + e_a, for every a
-        # (b, c, what, K): output of t = that + e_b against w = what + e_c; memory z^2 |what| K.
-        second = outputs[t_rows][:, w_rows]
-        second_logs = logs[t_rows][:, w_rows]
-        for a in range(z):
-            others = np.array([c for c in range(z) if c != a])
-            first = second[a][:, None]  # (b, 1, what, K): t1 = that + e_a, w1 = what + e_b
-            first_logs = second_logs[a][:, None]
-            with np.errstate(invalid="ignore"):
-                difference = first_logs - second_logs[:, others]
-            worst_here = float(np.nanmax(difference, initial=0.0))
-            c3b_eps = max(c3b_eps, worst_here)
-            if worst_here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
-                excess = np.maximum(first - factor * second[:, others], 0).sum(axis=-1)
-                c3b_delta = max(c3b_delta, float(excess.max()))
+    t_rows = np.stack([tables.t_table.index(that[None, :] + eye) for that in that_table.counts])  # (that, a)
+    from dpverify.executors import Shared, open_executor
+
+    with open_executor(executor) as runner:
+        size = -(-len(t_rows) // max(1, min(len(t_rows), 4 * runner.workers if runner.parallel else 1)))
+        tasks = [(start, min(start + size, len(t_rows))) for start in range(0, len(t_rows), size)]
+        shared = Shared({"logs": logs, "outputs": outputs, "w_rows": w_rows, "t_rows": t_rows}, {})
+        parts = runner.map(_c3b_block, tasks, shared)
+    c3b_eps = max([0.0, *(part[0] for part in parts)])
+    c3b_delta = max([0.0, *(part[1] for part in parts)])
     return {
         "C3a_worst_epsilon": c3a,
         "C3a_slack": epsilon - c3a,
@@ -184,6 +200,44 @@ def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
         "C3b_slack": 4 * math.e * delta - c3b_delta,
         "C3b_epsilon_slack": LN_4E2 - c3b_eps,
     }
+
+
+def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float]:
+    """C3b over the multisets ``that`` of rows ``task[0] .. task[1] - 1``: (worst eps, worst delta at
+    ln 4e^2). t1 = that + a, w1 = what + b; t2 = that + b, w2 = what + c (c != a)."""
+    logs, outputs, w_rows = shared["logs"], shared["outputs"], np.asarray(shared["w_rows"])
+    z = w_rows.shape[0]
+    factor = 4 * math.e**2
+    c3b_eps, c3b_delta = 0.0, 0.0
+    for rows in np.asarray(shared["t_rows"][task[0] : task[1]]):  # t = that + e_a, for every a
+        # S[b, c, what, K]: log output of t = that + e_b against w = what + e_c; memory z^2 |what| K.
+        second_logs = np.asarray(logs[rows])[:, w_rows]
+        # max over a, b, c != a of S[a, b] - S[b, c] = S[a, b] - min_{c != a} S[b, c] (exact in float:
+        # x - min y = max (x - y), subtraction being monotone), the minimum without c = a read from
+        # prefix and suffix minima over c; -inf - -inf (both probabilities 0) is a nan fmax skips.
+        prefix = np.minimum.accumulate(second_logs, axis=1)
+        suffix = np.minimum.accumulate(second_logs[:, ::-1], axis=1)[:, ::-1]
+        worst_here = 0.0
+        for a in range(z):
+            if z == 1:
+                break
+            if a == 0:
+                excluded = suffix[:, 1]
+            elif a == z - 1:
+                excluded = prefix[:, z - 2]
+            else:
+                excluded = np.minimum(prefix[:, a - 1], suffix[:, a + 1])
+            with np.errstate(invalid="ignore"):
+                difference = second_logs[a] - excluded  # (b, what, K): t1 = that + e_a, w1 = what + e_b
+            worst_here = max(worst_here, float(np.fmax.reduce(difference, axis=None, initial=0.0)))
+        c3b_eps = max(c3b_eps, worst_here)
+        if worst_here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
+            second = np.asarray(outputs[rows])[:, w_rows]
+            for a in range(z):
+                others = np.array([c for c in range(z) if c != a])
+                excess = np.maximum(second[a][:, None] - factor * second[:, others], 0).sum(axis=-1)
+                c3b_delta = max(c3b_delta, float(excess.max()))
+    return c3b_eps, c3b_delta
 
 
 class _LabelingLearner:
