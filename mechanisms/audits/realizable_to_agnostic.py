@@ -165,15 +165,9 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
     """Worst slack of C3a (p1(I) <= e^eps p2(I), changed index outside I) and C3b
     (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i}); C3b is sharded by the multisets
     ``that`` over ``executor`` (:mod:`dpverify.executors`): maxima, the same on every executor."""
-    # C3a: same t, neighbouring w (pure ratio only), all t at once.
+    # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
     outputs = np.stack(tables.outputs)  # (t, w, K)
     logs = log_rows(outputs)
-    w_left, w_right = tables.w_table.substitute_pairs()
-    c3a = 0.0
-    for start in range(0, w_left.size, 1 << 14):
-        with np.errstate(invalid="ignore"):
-            gap = np.abs(logs[:, w_left[start : start + (1 << 14)]] - logs[:, w_right[start : start + (1 << 14)]])
-        c3a = max(c3a, float(np.nanmax(gap, initial=0.0)))  # nan: both probabilities 0
     # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
     z = len(tables.universe)
     k = int(tables.t_table.counts[0].sum())
@@ -190,8 +184,9 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
         tasks = [(start, min(start + size, len(t_rows))) for start in range(0, len(t_rows), size)]
         shared = Shared({"logs": logs, "outputs": outputs, "w_rows": w_rows, "t_rows": t_rows}, {})
         parts = runner.map(_c3b_block, tasks, shared)
-    c3b_eps = max([0.0, *(part[0] for part in parts)])
-    c3b_delta = max([0.0, *(part[1] for part in parts)])
+    c3a = max([0.0, *(part[0] for part in parts)])
+    c3b_eps = max([0.0, *(part[1] for part in parts)])
+    c3b_delta = max([0.0, *(part[2] for part in parts)])
     return {
         "C3a_worst_epsilon": c3a,
         "C3a_slack": epsilon - c3a,
@@ -202,34 +197,47 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
     }
 
 
-def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float]:
-    """C3b over the multisets ``that`` of rows ``task[0] .. task[1] - 1``: (worst eps, worst delta at
-    ln 4e^2). t1 = that + a, w1 = what + b; t2 = that + b, w2 = what + c (c != a)."""
+def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float, float]:
+    """C3a and C3b over the multisets ``that`` of rows ``task[0] .. task[1] - 1``: (C3a worst eps,
+    C3b worst eps, C3b worst delta at ln 4e^2).
+
+    With ``G[a, c] = ln p(t = that + e_a, w = what + e_c)`` (per ``what`` and output): C3a (same t,
+    w and w' neighbours) is ``max_c G[a, c] - min_c G[a, c]``, every t being some ``that + e_a``;
+    C3b (t1 = that + a, w1 = what + b; t2 = that + b, w2 = what + c, c != a) is
+    ``max G[a, b] - min_{c != a} G[b, c]``, the minimum without ``c = a`` read from prefix and
+    suffix minima over c. Both are exact in float (``x - min y = max (x - y)``, subtraction being
+    monotone); ``-inf - -inf`` (both probabilities 0) is a nan that fmax skips. ``what`` is taken in
+    chunks so the working set stays in cache.
+    """
     logs, outputs, w_rows = shared["logs"], shared["outputs"], np.asarray(shared["w_rows"])
-    z = w_rows.shape[0]
+    z, whats = w_rows.shape
     factor = 4 * math.e**2
-    c3b_eps, c3b_delta = 0.0, 0.0
+    c3a, c3b_eps, c3b_delta = 0.0, 0.0, 0.0
+    step = max(1, (1 << 17) // max(1, z * z * logs.shape[-1]))
     for rows in np.asarray(shared["t_rows"][task[0] : task[1]]):  # t = that + e_a, for every a
-        # S[b, c, what, K]: log output of t = that + e_b against w = what + e_c; memory z^2 |what| K.
-        second_logs = np.asarray(logs[rows])[:, w_rows]
-        # max over a, b, c != a of S[a, b] - S[b, c] = S[a, b] - min_{c != a} S[b, c] (exact in float:
-        # x - min y = max (x - y), subtraction being monotone), the minimum without c = a read from
-        # prefix and suffix minima over c; -inf - -inf (both probabilities 0) is a nan fmax skips.
-        prefix = np.minimum.accumulate(second_logs, axis=1)
-        suffix = np.minimum.accumulate(second_logs[:, ::-1], axis=1)[:, ::-1]
         worst_here = 0.0
-        for a in range(z):
-            if z == 1:
-                break
-            if a == 0:
-                excluded = suffix[:, 1]
-            elif a == z - 1:
-                excluded = prefix[:, z - 2]
-            else:
-                excluded = np.minimum(prefix[:, a - 1], suffix[:, a + 1])
+        for start in range(0, whats, step):
+            grid = logs[rows[:, None, None], w_rows[None, :, start : start + step]]  # (a, c, what, K)
+            columns = [grid[:, c] for c in range(z)]
+            prefix, suffix = [columns[0]], [columns[-1]]
+            for c in range(1, z):
+                prefix.append(np.minimum(prefix[-1], columns[c]))
+                suffix.append(np.minimum(suffix[-1], columns[z - 1 - c]))
+            suffix.reverse()
+            largest = columns[0]
+            for c in range(1, z):
+                largest = np.maximum(largest, columns[c])
             with np.errstate(invalid="ignore"):
-                difference = second_logs[a] - excluded  # (b, what, K): t1 = that + e_a, w1 = what + e_b
-            worst_here = max(worst_here, float(np.fmax.reduce(difference, axis=None, initial=0.0)))
+                c3a = max(c3a, float(np.fmax.reduce(largest - prefix[-1], axis=None, initial=0.0)))
+                for a in range(z if z > 1 else 0):
+                    if a == 0:
+                        excluded = suffix[1]
+                    elif a == z - 1:
+                        excluded = prefix[z - 2]
+                    else:
+                        excluded = np.minimum(prefix[a - 1], suffix[a + 1])
+                    difference = grid[a] - excluded  # (b, what, K): t1 = that + e_a, w1 = what + e_b
+                    worst_here = max(worst_here, float(np.fmax.reduce(difference, axis=None, initial=0.0)))
         c3b_eps = max(c3b_eps, worst_here)
         if worst_here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
             second = np.asarray(outputs[rows])[:, w_rows]
@@ -237,7 +245,7 @@ def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float]:
                 others = np.array([c for c in range(z) if c != a])
                 excess = np.maximum(second[a][:, None] - factor * second[:, others], 0).sum(axis=-1)
                 c3b_delta = max(c3b_delta, float(excess.max()))
-    return c3b_eps, c3b_delta
+    return c3a, c3b_eps, c3b_delta
 
 
 class _LabelingLearner:
