@@ -178,7 +178,8 @@ class RelabelTables:
         universe: the labeled records ``(x, y)``, in :func:`labeled_records` order.
         t_table, w_table: count-vector tables of sizes k and n - k.
         outputs: ``outputs[i]`` is a ``(len(w_table), K)`` array: row ``j`` is the learner's output
-            distribution after relabeling ``t_table[i]`` against ``w_table[j]``.
+            distribution after relabeling ``t_table[i]`` against ``w_table[j]``. Index sets with the
+            same point counts share one array (the same object) when it does not depend on labels.
     """
 
     universe: tuple
@@ -207,8 +208,14 @@ def relabel_tables(
     size_w = n - k
     err_w = w_table.counts @ mistake  # mistake counts on w, (Nw, |C|)
     outputs = []
+    # With the agnostic score the output depends on t only through its point counts (labels are
+    # replaced by the relabeling): one computation per point multiset, shared by every labeling of it.
+    by_points: dict[bytes, np.ndarray] = {}
     for t in t_table.counts:
         point_counts = t[0::2] + t[1::2]
+        if score == "agnostic" and point_counts.tobytes() in by_points:
+            outputs.append(by_points[point_counts.tobytes()])
+            continue
         support = np.flatnonzero(point_counts)
         reps = np.array(list(concept_class.labelings(support.tolist()).values()))
         # mistakes[l, f]: records of T^{h_l} that f mislabels = sum_x a_x [h_l(x) != f(x)]
@@ -230,6 +237,8 @@ def relabel_tables(
         weights = np.exp(logits)
         relabel_probs = weights / weights.sum(axis=1, keepdims=True)
         outputs.append(relabel_probs @ learner.on_labelings(point_counts, reps, mistakes))
+        if score == "agnostic":
+            by_points[point_counts.tobytes()] = outputs[-1]
     return RelabelTables(universe, t_table, w_table, outputs)
 
 
@@ -243,5 +252,5 @@ def agnostic_table(tables: RelabelTables, n: int) -> tuple[MultisetTable, np.nda
     for t, out in zip(tables.t_table.counts, tables.outputs):
         rows = s_table.index(w_counts + t)
         weights = hypergeometric_weights(s_table.counts[rows], t)
-        np.add.at(probs, rows, weights[:, None] * out)
+        probs[rows] += weights[:, None] * out  # rows are distinct (w -> w + t is one-to-one)
     return s_table, probs

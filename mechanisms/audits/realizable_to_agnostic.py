@@ -166,7 +166,9 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
     (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i}); C3b is sharded by the multisets
     ``that`` over ``executor`` (:mod:`dpverify.executors`): maxima, the same on every executor."""
     # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
-    outputs = np.stack(tables.outputs)  # (t, w, K)
+    distinct: dict[int, int] = {}  # index sets sharing one output array (same point counts) share its logs
+    of_t = np.array([distinct.setdefault(id(out), len(distinct)) for out in tables.outputs], dtype=np.int64)
+    outputs = np.stack(list({id(out): out for out in tables.outputs}.values()))  # (distinct t, w, K), same order
     logs = log_rows(outputs)
     # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
     z = len(tables.universe)
@@ -176,7 +178,7 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
     what_counts = multiset_table(z, size_w - 1).counts
     eye = np.eye(z, dtype=np.int64)
     w_rows = np.stack([tables.w_table.index(what_counts + eye[c]) for c in range(z)])  # (c, what)
-    t_rows = np.stack([tables.t_table.index(that[None, :] + eye) for that in that_table.counts])  # (that, a)
+    t_rows = of_t[np.stack([tables.t_table.index(that[None, :] + eye) for that in that_table.counts])]  # (that, a)
     from dpverify.executors import Shared, open_executor
 
     with open_executor(executor) as runner:
