@@ -121,7 +121,7 @@ def measure_agnostic(
 
 def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
                       outside_preconditions, runner) -> Measurement:
-    table, probs = agnostic_table(tables, n)
+    table, probs = agnostic_table(tables, n, runner)
     worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta, runner)
     details = {
         "pairs": int(table.substitute_pairs()[0].size),
