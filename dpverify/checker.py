@@ -346,7 +346,7 @@ def _analyze(
     _validate_n(n)
     rel = relation(neighbors)
     check_callable("mechanism", mechanism, fix="pass a function dataset -> distribution")
-    check_picklable("mechanism", mechanism, runner)
+    evaluator = check_picklable("mechanism", mechanism, runner)
     declared = bool(getattr(mechanism, "exchangeable", False)) if exchangeable is None else exchangeable
     check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
     violation = None
@@ -360,7 +360,7 @@ def _analyze(
     pairs = rel.pairs(universe, n, exchangeable=declared)
     name = getattr(mechanism, "__name__", type(mechanism).__name__)
     report = meter.stage(f"evaluating {name}", len(pairs.datasets), "datasets")
-    outcomes, matrix, exact = evaluate_blocks(mechanism, pairs.datasets, runner, report)
+    outcomes, matrix, exact = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
     expected = rel.count(len(universe), n, exchangeable=declared)
     if len(pairs) != expected:  # invariant: the enumeration matches the relation's own count
         raise AssertionError(

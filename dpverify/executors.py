@@ -27,6 +27,8 @@ workers must still be able to import the modules the mechanism uses.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import contextvars
 import os
 import pickle
 import shutil
@@ -40,7 +42,7 @@ import numpy as np
 
 from dpverify.errors import InvalidArgument
 
-__all__ = ["EXECUTORS", "Runner", "open_executor", "check_picklable", "is_dask_client"]
+__all__ = ["EXECUTORS", "Runner", "open_executor", "use_executor", "check_picklable", "is_dask_client"]
 
 #: The executor names ``verify(..., executor=...)`` accepts (besides executor objects).
 EXECUTORS = ("serial", "processes", "dask")
@@ -104,6 +106,7 @@ class Runner:
         self._client = client
         self._owned = owned  # what close() shuts down (None for executors the caller passed in)
         self._folder: str | None = None
+        self.ambient = False  # lent by use_executor rather than asked for
 
     @property
     def parallel(self) -> bool:
@@ -139,7 +142,7 @@ class Runner:
     def _map_dask(self, function: Any, tasks: Sequence[Any], shared: Shared, on_done: Any) -> list:
         from distributed import as_completed
 
-        handle = self._client.scatter(shared, broadcast=True)
+        handle = self._client.scatter(shared, broadcast=True, hash=False)  # a fresh key per phase
         futures = [self._client.submit(function, task, handle, pure=False) for task in tasks]
         position = {future.key: i for i, future in enumerate(futures)}
         try:
@@ -180,12 +183,35 @@ class Runner:
         self.close()
 
 
+_AMBIENT: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("dpverify_executor", default=None)
+
+
+@contextlib.contextmanager
+def use_executor(executor: Any):
+    """Within the block, every call given no executor (``executor=None``) runs on ``executor``: one
+    pool or cluster for a whole audit (``run_audit(..., executor=...)``). Closed at the end if this
+    made it. A mechanism that cannot be pickled is then evaluated here, serially (its pairs are
+    still swept on the executor); an explicit ``executor="processes"`` refuses it instead."""
+    runner = open_executor(executor)
+    token = _AMBIENT.set(runner)
+    try:
+        yield runner
+    finally:
+        _AMBIENT.reset(token)
+        runner.close()
+
+
 def open_executor(executor: Any) -> Runner:
     """A :class:`Runner` for ``executor`` (see the module docstring); use it as a context manager.
+    ``None`` is the executor of an enclosing :func:`use_executor`, else serial.
 
     Raises:
         InvalidArgument: an unknown name or object, or ``"dask"`` without Dask installed.
     """
+    if executor is None and _AMBIENT.get() is not None:
+        lent = open_executor(_AMBIENT.get())
+        lent.ambient = True
+        return lent
     if isinstance(executor, Runner):
         return Runner(executor.kind, executor.workers, executor._pool, executor._client)  # not owned
     if executor is None or executor == "serial":
@@ -219,13 +245,17 @@ def open_executor(executor: Any) -> Runner:
     )
 
 
-def check_picklable(name: str, value: Any, runner: Runner) -> None:
-    """Raise :class:`InvalidArgument` if ``value`` cannot travel to ``runner``'s workers."""
+def check_picklable(name: str, value: Any, runner: Runner) -> Runner:
+    """The runner to send ``value`` with: ``runner`` if ``value`` can travel to its workers; a serial
+    runner for a lent (ambient) process pool; else :class:`InvalidArgument` naming the fix."""
     if runner.kind not in ("processes", "executor") or isinstance(runner._pool, concurrent.futures.ThreadPoolExecutor):
-        return
+        return runner
     try:
         pickle.dumps(value)
+        return runner
     except Exception as error:  # pickle raises PicklingError, AttributeError or TypeError
+        if runner.ambient:
+            return Runner("serial", 1)
         label = getattr(value, "__qualname__", type(value).__name__)
         raise InvalidArgument(
             f"{name}={label!r} cannot be sent to worker processes ({type(error).__name__}: {error}); a "

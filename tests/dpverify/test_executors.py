@@ -98,3 +98,66 @@ def test_witness_fields_are_values():
     # the witness compares by value (a frozen dataclass), so the equality above is meaningful
     result = verify(count_with_secret, records=(0, 1, 2), n=2, epsilon=1.0)
     assert dataclasses.is_dataclass(result.witness) and result.witness == dataclasses.replace(result.witness)
+
+
+def _audit_figures(rows):
+    return [(r.case.claim, r.case.mechanism, r.measurement.epsilon_star, r.measurement.delta_star, r.measurement.verdict,
+             r.measurement.witness, {k: v for k, v in r.measurement.details.items()}) for r in rows]
+
+
+def test_audit_rows_are_the_same_on_every_executor(dask_client):
+    from dpverify.audit import audit_cases, run_audit
+
+    wanted = {("C1", "exponential_mechanism"), ("C1", "mutant_exponential_without_half"), ("C2", "a_relabel"),
+              ("C3", "a_agnostic"), ("C3", "mutant_inner_consistent"), ("C14", "item_level_learner")}
+    first = {}
+    for case in audit_cases():  # the first row of each wanted (claim, mechanism): a small instance
+        first.setdefault((case.claim, case.mechanism), case)
+    cases = [first[key] for key in sorted(wanted)]
+    serial = _audit_figures(run_audit(cases))
+    assert _audit_figures(run_audit(cases, executor="processes")) == serial
+    assert _audit_figures(run_audit(cases, executor=dask_client)) == serial
+
+
+def test_c3_with_proof_steps_is_the_same_on_every_executor(dask_client):
+    from mechanisms.audits.realizable_to_agnostic import measure_agnostic
+
+    serial = measure_agnostic(domain_size=3, n=10, epsilon=0.2)
+    for executor in ("processes", dask_client):
+        other = measure_agnostic(domain_size=3, n=10, epsilon=0.2, executor=executor)
+        assert (other.epsilon_star, other.delta_star, other.verdict, other.details) == (
+            serial.epsilon_star, serial.delta_star, serial.verdict, serial.details)
+
+
+def test_cli_check_runs_on_processes(capsys):
+    from dpverify.cli import main
+
+    code = main(["check", "tests.dpverify._executor_mechanisms:randomized_response_bits", "--records", "[0, 1]",
+                 "--n", "3", "--epsilon", "log(3)", "--executor", "processes", "--no-progress"])
+    assert code == 0 and "HOLDS" in capsys.readouterr().out
+
+
+def test_progress_bar_shows_datasets_and_pairs(capsys, monkeypatch):
+    import tqdm
+
+    seen = []
+    original = tqdm.tqdm.__init__
+
+    def spy(self, *args, **kwargs):
+        kwargs["delay"] = 0  # show at once
+        seen.append((kwargs.get("desc"), kwargs.get("unit"), kwargs.get("total")))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(tqdm.tqdm, "__init__", spy)
+    verify(randomized_response_bits, records=(0, 1), n=3, epsilon=sympy.log(3), progress=True)
+    assert ("evaluating randomized_response_bits", " datasets", 8) in seen
+    assert ("checking randomized_response_bits", " pairs", 12) in seen
+    assert "pairs" in capsys.readouterr().err
+
+
+def test_max_pairs_refusal_says_how_long_the_run_would_take():
+    from dpverify import EnumerationTooLarge
+
+    with pytest.raises(EnumerationTooLarge, match=r"At the rate measured here .* would take about \S+"):
+        verify(threshold_learner(4, epsilon=1.0), records=[(x, y) for x in range(4) for y in (0, 1)], n=8,
+               epsilon=1.0, exchangeable=False)
