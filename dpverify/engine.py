@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from dpverify._certify import certify_pair
+from dpverify.pair_sources import ArrayPairs
 from dpverify.privacy_loss import exp_epsilon
 from dpverify.witness import Witness
 
@@ -310,6 +311,9 @@ def sweep(
         step = -(-chunks // shards) * _CHUNK
         tasks = [(start, min(start + step, total)) for start in range(0, total, step)] or [(0, 0)]
         arrays = {"matrix": pairs.matrix, "logs": pairs.logs}
+        if isinstance(pairs.source, ArrayPairs):  # index arrays travel once per worker, not once per shard
+            arrays["left"], arrays["right"] = pairs.source.left, pairs.source.right
+            settings["source"] = None
         if pairs.pair_delta is not None:
             arrays["pair_delta"] = pairs.pair_delta
         done = [0]
@@ -341,6 +345,8 @@ def _sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
     """The sweep over pairs ``task[0] .. task[1] - 1`` (chunk-aligned): the shard's partial worst
     case ``(eps, eps pair, forward, delta, delta pair, forward, stability, candidate arrays)``."""
     matrix, logs, source = shared["matrix"], shared["logs"], shared["source"]
+    if source is None:
+        source = ArrayPairs(shared["left"], shared["right"])
     symmetric, epsilon, factor = shared["symmetric"], shared["epsilon"], shared["factor"]
     claim_delta, with_delta, with_stability = shared["claim_delta"], shared["with_delta"], shared["with_stability"]
     delta_margin, epsilon_margin = shared["delta_margin"], shared["epsilon_margin"]

@@ -238,11 +238,17 @@ def open_executor(executor: Any) -> Runner:
             ) from None
         cluster = LocalCluster(n_workers=cores, threads_per_worker=1, processes=True, dashboard_address=":0")
         client = Client(cluster)
+        client.run(_warm)  # workers import the engine once, before the first timed task
         return Runner("dask", cores, client=client, owned=[client, cluster])
     raise InvalidArgument(
         f"executor={executor!r} is not an executor; pass None (serial), 'processes', 'dask', a "
         "dask.distributed.Client or a concurrent.futures.Executor."
     )
+
+
+def _warm() -> None:
+    import dpverify.engine  # noqa: F401
+    import dpverify.evaluation  # noqa: F401
 
 
 def check_picklable(name: str, value: Any, runner: Runner) -> Runner:

@@ -140,25 +140,44 @@ def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claime
         details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
     if proof_steps and k_used < n:
         details.update(proof_step_slack(tables, epsilon, inner.delta, runner))
-        details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star)
+        details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star,
+                                                     executor=runner)
     if outside_preconditions:
         holds = None
     return Measurement(worst.epsilon_star, worst.delta_star, claimed_epsilon, claimed_delta, holds, witness, details)
 
 
-def privacy_profile(probs: np.ndarray, left: np.ndarray, right: np.ndarray, epsilon_star: float, points: int = 9) -> list[dict]:
-    """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]."""
+def privacy_profile(
+    probs: np.ndarray, left: np.ndarray, right: np.ndarray, epsilon_star: float, points: int = 9, executor: Any = None
+) -> list[dict]:
+    """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]: one pass,
+    each chunk's rows gathered once for every eps, sharded over ``executor`` (maxima: the same)."""
+    from dpverify.executors import Shared, open_executor
+
     top = epsilon_star if math.isfinite(epsilon_star) and epsilon_star > 0 else 1.0
     grid = [top * i / (points - 1) for i in range(points)]
-    factors = [exp_epsilon(e) for e in grid]
-    worst = [0.0] * points
-    for start in range(0, left.size, 1 << 16):  # one pass: each chunk's rows gathered once for every eps
-        p, q = probs[left[start : start + (1 << 16)]], probs[right[start : start + (1 << 16)]]
+    chunk = 1 << 16
+    with open_executor(executor) as runner:
+        chunks = -(-left.size // chunk)
+        size = max(1, -(-chunks // (4 * runner.workers if runner.parallel else 1))) * chunk
+        tasks = [(start, min(start + size, left.size)) for start in range(0, left.size, size)]
+        shared = Shared({"probs": probs, "left": left, "right": right}, {"factors": [exp_epsilon(e) for e in grid]})
+        parts = runner.map(_profile_block, tasks, shared)
+    worst = [max([0.0, *(part[i] for part in parts)]) for i in range(points)]
+    return [{"epsilon": e, "delta": d} for e, d in zip(grid, worst)]
+
+
+def _profile_block(task: tuple[int, int], shared: Any) -> list[float]:
+    probs, left, right, factors = shared["probs"], shared["left"], shared["right"], shared["factors"]
+    worst = [0.0] * len(factors)
+    for start in range(task[0], task[1], 1 << 16):
+        stop = min(start + (1 << 16), task[1])
+        p, q = probs[np.asarray(left[start:stop])], probs[np.asarray(right[start:stop])]
         for i, f in enumerate(factors):
             for a, b in ((p, q), (q, p)):
                 if a.shape[0]:
                     worst[i] = max(worst[i], float(np.maximum(a - f * b, 0.0).sum(axis=1).max()))
-    return [{"epsilon": e, "delta": d} for e, d in zip(grid, worst)]
+    return worst
 
 
 def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None) -> dict[str, float]:
