@@ -39,9 +39,10 @@ executor, start_seconds, cluster = None, 0.0, None
 if kind == "processes":
     executor = "processes"
 elif kind == "dask":
-    from distributed import Client, LocalCluster
+    from distributed import Client
+    from dpverify.executors import local_cluster
     started = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    cluster = local_cluster(2)
     executor = Client(cluster)
     executor.run(lambda: [__import__(m) for m in ("dpverify.checker", "mechanisms.exponential",
                                                   "mechanisms.audits.realizable_to_agnostic")])

@@ -22,7 +22,9 @@ FIELDS = ("holds", "verdict", "epsilon", "delta", "witness", "pairs", "datasets"
 
 @pytest.fixture(scope="module")
 def dask_client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    from dpverify.executors import local_cluster
+
+    cluster = local_cluster(2)
     client = distributed.Client(cluster)
     yield client
     client.close()
