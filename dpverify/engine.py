@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from dpverify._certify import certify_pair
+from dpverify._certify import surely_within_rounding as _surely_within_rounding
 from dpverify.pair_sources import ArrayPairs
 from dpverify.privacy_loss import exp_epsilon
 from dpverify.witness import Witness
@@ -294,6 +295,7 @@ def sweep(
     direction, pair) and its candidates in sweep order — and the shards are merged in order with a
     strict ``>``, which is the serial sweep's own rule: every executor finds the same pairs.
     """
+    from dpverify._sweep import sweep_shard
     from dpverify.executors import Shared, open_executor
 
     factor = exp_epsilon(epsilon)
@@ -323,7 +325,7 @@ def sweep(
             if pairs.progress is not None:
                 pairs.progress(done[0], total)
 
-        parts = runner.map(_sweep_shard, tasks, Shared(arrays, settings), finished)
+        parts = runner.map(sweep_shard, tasks, Shared(arrays, settings), finished)
     best_eps, eps_at, eps_forward = -math.inf, -1, True
     best_delta, delta_at, delta_forward = -math.inf, -1, True
     stability = 0.0
@@ -339,55 +341,6 @@ def sweep(
     return Sweep(
         max(best_eps, 0.0), eps_at, eps_forward, max(best_delta, 0.0), delta_at, delta_forward, stability, candidates
     )
-
-
-def _sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
-    """The sweep over pairs ``task[0] .. task[1] - 1`` (chunk-aligned): the shard's partial worst
-    case ``(eps, eps pair, forward, delta, delta pair, forward, stability, candidate arrays)``."""
-    matrix, logs, source = shared["matrix"], shared["logs"], shared["source"]
-    if source is None:
-        source = ArrayPairs(shared["left"], shared["right"])
-    symmetric, epsilon, factor = shared["symmetric"], shared["epsilon"], shared["factor"]
-    claim_delta, with_delta, with_stability = shared["claim_delta"], shared["with_delta"], shared["with_stability"]
-    delta_margin, epsilon_margin = shared["delta_margin"], shared["epsilon_margin"]
-    pair_delta = shared.arrays.get("pair_delta")
-    best_eps, eps_at, eps_forward = -math.inf, -1, True
-    best_delta, delta_at, delta_forward = -math.inf, -1, True
-    stability = 0.0
-    found: list[tuple[np.ndarray, ...]] = []
-    for start in range(task[0], task[1], _CHUNK):
-        li, ri = source.chunk(start, min(start + _CHUNK, task[1]))
-        a, b = matrix[li], matrix[ri]
-        with np.errstate(invalid="ignore"):
-            difference = logs[li] - logs[ri]  # +inf where P > 0 = Q, -inf where P = 0 < Q, nan where both 0
-        forward = np.fmax.reduce(difference, axis=1, initial=-np.inf)  # fmax/fmin skip the nans
-        backward = -np.fmin.reduce(difference, axis=1, initial=np.inf) if symmetric else None
-        rows = forward if backward is None else np.maximum(forward, backward)
-        i = int(np.argmax(rows)) if rows.size else 0
-        if rows.size and rows[i] > best_eps:
-            best_eps, eps_at, eps_forward = float(rows[i]), start + i, bool(forward[i] >= rows[i])
-        if with_stability and a.size:
-            stability = max(stability, float(np.abs(a - b).max()))
-        if not with_delta:
-            continue
-        directions = [(a, b, forward, li, ri, True)]
-        if symmetric:
-            directions.append((b, a, backward, ri, li, False))
-        for p, q, eps_rows, first, second, is_forward in directions:
-            if math.isfinite(factor):
-                values = np.maximum(p - factor * q, 0.0).sum(axis=1)
-            else:  # e^eps overflowed: only outcomes with Q = 0 can exceed it
-                values = np.where(q > 0, 0.0, p).sum(axis=1)
-            j = int(np.argmax(values)) if values.size else 0
-            if values.size and values[j] > best_delta:
-                best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
-            if claim_delta is not None:
-                bound = claim_delta if pair_delta is None else np.asarray(pair_delta[start : start + li.size])
-                near = np.flatnonzero((values > bound - delta_margin) & (eps_rows > epsilon - epsilon_margin))
-                if near.size:
-                    slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
-                    found.append((slack, np.asarray(first[near]), np.asarray(second[near]), start + near))
-    return best_eps, eps_at, eps_forward, best_delta, delta_at, delta_forward, stability, found
 
 
 @dataclass(frozen=True)
@@ -476,48 +429,6 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
         verdict, result.epsilon_star, result.delta_star, witness, len(certificates), within, undecided, result,
         witness_rows,
     )
-
-
-def _surely_within_rounding(pairs: RowPairs, candidates: Any, errors: np.ndarray, epsilon: Any, delta: Any) -> np.ndarray:
-    """Candidates that are certainly HOLDS_WITHIN_ROUNDING, decided in float64 (vectorised).
-
-    Only float rows (error > 0), whose matrix values are exactly the values certified. With
-    ``f_lo <= e^eps <= f_hi`` (the effective claim included), the smallest admissible value
-    ``L = sum max(0, P(1-rp) - f Q(1+rq))`` is at most its value at ``f_lo`` and the largest
-    ``U = sum max(0, P(1+rp) - f Q(1-rq))`` at least its value at ``f_hi``; each float sum is off
-    each term is computed within ``4u (P + f Q)`` and the sum of non-negative terms within a relative
-    ``K u``; both are added against the claim. A pair whose bounded ``L`` is at most delta (not
-    violated beyond rounding) and whose bounded ``U`` exceeds it (not certified to hold) is within
-    rounding. Everything else is left to interval certification.
-    """
-    count = len(candidates)
-    quick = np.zeros(count, dtype=bool)
-    eps = float(epsilon)
-    if count == 0 or not (0.0 <= eps <= 700.0):
-        return quick
-    first, second = candidates.first, candidates.second
-    rp, rq = errors[first], errors[second]
-    usable = (rp > 0) & (rq > 0)
-    if not usable.any():
-        return quick
-    factor = math.exp(eps)
-    slack = 2.0**-40  # covers the float exp and a float claim's 2**-50 widening (eps <= 700)
-    f_lo, f_hi = factor * (1 - slack), factor * (1 + slack)
-    bounds = float(delta) if pairs.pair_delta is None else pairs.pair_delta[candidates.pair]
-    delta_lo = np.asarray(bounds) * (1 - 2.0**-48)  # a float or a rounded exact delta, delta >= 0
-    delta_hi = np.asarray(bounds) * (1 + 2.0**-48)
-    sum_error = pairs.matrix.shape[1] * _UNIT * 1.01  # relative, for a sum of non-negative terms
-    for start in range(0, count, _CHUNK):
-        stop = start + _CHUNK
-        p, q = pairs.matrix[first[start:stop]], pairs.matrix[second[start:stop]]
-        a, b = rp[start:stop, None], rq[start:stop, None]
-        term_error = 4 * _UNIT * (p + f_hi * q) * 1.01  # each term's own float error
-        low = np.maximum(p * (1 - a) - f_lo * q * (1 + b) + term_error, 0.0).sum(axis=1) * (1 + sum_error)
-        high = np.maximum(p * (1 + a) - f_hi * q * (1 - b) - term_error, 0.0).sum(axis=1) * (1 - sum_error)
-        d_lo = delta_lo if np.ndim(delta_lo) == 0 else delta_lo[start:stop]
-        d_hi = delta_hi if np.ndim(delta_hi) == 0 else delta_hi[start:stop]
-        quick[start:stop] = usable[start:stop] & (low <= d_lo) & (high > d_hi)
-    return quick
 
 
 def decide_pair(
