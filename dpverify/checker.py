@@ -38,6 +38,7 @@ from dpverify.distribution import Distribution
 from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
 from dpverify.evaluation import EvaluatedDistributions, as_distribution, check_size, evaluate_blocks
+from dpverify.executors import check_picklable, open_executor
 from dpverify.neighbors import NeighborRelation, PairSet, relation
 from dpverify.progress import Progress
 from dpverify.validation import check_callable, check_integer
@@ -172,12 +173,9 @@ class VerificationResult:
         return "\n".join(lines)
 
 
-_as_distribution = as_distribution
-
-
 def evaluate(mechanism: Mechanism, dataset: tuple) -> Distribution:
     """Run ``mechanism`` on ``dataset`` and validate its output as a :class:`Distribution`."""
-    return _as_distribution(mechanism(dataset), dataset)
+    return as_distribution(mechanism(dataset), dataset)
 
 
 def _distributions_close(a: Distribution, b: Distribution) -> bool:
@@ -207,7 +205,7 @@ def check_exchangeable(
         reference: dict[tuple, Distribution] = {}
         for dataset in itertools.product(records, repeat=n):
             key = tuple(sorted(dataset, key=position.__getitem__))
-            dist = _as_distribution(mechanism(dataset), dataset)
+            dist = as_distribution(mechanism(dataset), dataset)
             if key not in reference:
                 reference[key] = dist
             elif not _distributions_close(reference[key], dist):
@@ -219,9 +217,9 @@ def check_exchangeable(
         permutations = [tuple(rng.sample(dataset, n))]
         if n >= 2:
             permutations.append((dataset[1], dataset[0]) + dataset[2:])
-        base = _as_distribution(mechanism(dataset), dataset)
+        base = as_distribution(mechanism(dataset), dataset)
         for permuted in permutations:
-            other = _as_distribution(mechanism(permuted), permuted)
+            other = as_distribution(mechanism(permuted), permuted)
             if not _distributions_close(base, other):
                 return SymmetryViolation(dataset, permuted, base, other)
     return None
@@ -328,8 +326,6 @@ def analyze(
 
     Args mirror :func:`verify`. Raises InvalidArgument on bad input before any work starts.
     """
-    from dpverify.executors import open_executor
-
     with open_executor(executor) as runner:
         analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, Progress(progress), runner)
     analysis.executor = executor  # later sweeps (epsilon_star, profile) run there too
@@ -340,8 +336,6 @@ def _analyze(
     mechanism: Mechanism, records: Sequence[Hashable], n: int, neighbors: Any, exchangeable: bool | None,
     max_pairs: int, meter: Progress, runner: Any,
 ) -> Analysis:
-    from dpverify.executors import check_picklable
-
     universe = check_records(records)
     _validate_n(n)
     rel = relation(neighbors)
@@ -430,8 +424,6 @@ def verify(
     claimed = claim_from_arguments(claim, epsilon, delta)
     declared_error = None if float_error is None else check_float_error(float_error)
     started = time.perf_counter()
-    from dpverify.executors import open_executor
-
     meter = Progress(progress)
     with open_executor(executor) as runner:
         analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner)
@@ -488,7 +480,7 @@ def _certifiable(analysis: Analysis, mechanism: Any, declared: float | None) -> 
     datasets = analysis.pairs.datasets
 
     def exact_row(index: int) -> Distribution:
-        return _as_distribution(exact_of(datasets[index]), datasets[index])
+        return as_distribution(exact_of(datasets[index]), datasets[index])
 
     return analysis.row_pairs(exact_row=exact_row, row_error=0.0)
 
