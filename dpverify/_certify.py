@@ -21,11 +21,14 @@ Otherwise the pair is *undecided*, which the checker reports as not holding (it 
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from dpverify.validation import claim_number
 
@@ -36,7 +39,7 @@ if TYPE_CHECKING:
 # proved; a sympy (or mpmath) value can only exist once its library is imported, so sys.modules
 # recognises one without importing the library (``import dpverify`` stays cheap).
 
-__all__ = ["PairCertificate", "certify_pair", "to_interval", "effective_claim"]
+__all__ = ["PairCertificate", "certify_pair", "to_interval", "effective_claim", "surely_within_rounding"]
 
 _PRECISIONS = (128, 256, 512, 1024)
 
@@ -274,3 +277,49 @@ def _exact_sum(values: list) -> Any:
 def _low(value: Any) -> float:
     """The lower end of an mpmath interval as a float (an interval difference is rarely a point)."""
     return float(value.a) if hasattr(value, "a") else float(value)
+
+
+_UNIT = 2.0**-53
+_ROWS_AT_ONCE = 1 << 16
+
+
+def surely_within_rounding(pairs: Any, candidates: Any, errors: np.ndarray, epsilon: Any, delta: Any) -> np.ndarray:
+    """Candidates that are certainly HOLDS_WITHIN_ROUNDING, decided in float64 (vectorised).
+
+    Only float rows (error > 0), whose matrix values are exactly the values certified. With
+    ``f_lo <= e^eps <= f_hi`` (the effective claim included), the smallest admissible value
+    ``L = sum max(0, P(1-rp) - f Q(1+rq))`` is at most its value at ``f_lo`` and the largest
+    ``U = sum max(0, P(1+rp) - f Q(1-rq))`` at least its value at ``f_hi``; each float sum is off
+    each term is computed within ``4u (P + f Q)`` and the sum of non-negative terms within a relative
+    ``K u``; both are added against the claim. A pair whose bounded ``L`` is at most delta (not
+    violated beyond rounding) and whose bounded ``U`` exceeds it (not certified to hold) is within
+    rounding. Everything else is left to interval certification.
+    """
+    count = len(candidates)
+    quick = np.zeros(count, dtype=bool)
+    eps = float(epsilon)
+    if count == 0 or not (0.0 <= eps <= 700.0):
+        return quick
+    first, second = candidates.first, candidates.second
+    rp, rq = errors[first], errors[second]
+    usable = (rp > 0) & (rq > 0)
+    if not usable.any():
+        return quick
+    factor = math.exp(eps)
+    slack = 2.0**-40  # covers the float exp and a float claim's 2**-50 widening (eps <= 700)
+    f_lo, f_hi = factor * (1 - slack), factor * (1 + slack)
+    bounds = float(delta) if pairs.pair_delta is None else pairs.pair_delta[candidates.pair]
+    delta_lo = np.asarray(bounds) * (1 - 2.0**-48)  # a float or a rounded exact delta, delta >= 0
+    delta_hi = np.asarray(bounds) * (1 + 2.0**-48)
+    sum_error = pairs.matrix.shape[1] * _UNIT * 1.01  # relative, for a sum of non-negative terms
+    for start in range(0, count, _ROWS_AT_ONCE):
+        stop = start + _ROWS_AT_ONCE
+        p, q = pairs.matrix[first[start:stop]], pairs.matrix[second[start:stop]]
+        a, b = rp[start:stop, None], rq[start:stop, None]
+        term_error = 4 * _UNIT * (p + f_hi * q) * 1.01  # each term's own float error
+        low = np.maximum(p * (1 - a) - f_lo * q * (1 + b) + term_error, 0.0).sum(axis=1) * (1 + sum_error)
+        high = np.maximum(p * (1 + a) - f_hi * q * (1 - b) - term_error, 0.0).sum(axis=1) * (1 - sum_error)
+        d_lo = delta_lo if np.ndim(delta_lo) == 0 else delta_lo[start:stop]
+        d_hi = delta_hi if np.ndim(delta_hi) == 0 else delta_hi[start:stop]
+        quick[start:stop] = usable[start:stop] & (low <= d_lo) & (high > d_hi)
+    return quick

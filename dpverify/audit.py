@@ -261,17 +261,43 @@ def _finite(value: float) -> float | str | None:
 def run_audit(
     cases: Iterable[AuditCase],
     *,
-    progress: Callable[[str], None] | None = None,
+    progress: bool | Callable[[str], None] | None = None,
+    executor: Any = None,
 ) -> list[AuditRow]:
-    """Run every case in order, timing each."""
+    """Run every case in order, timing each.
+
+    Args:
+        cases: the audit cases.
+        progress: a callable receiving one line per row, or True for a progress bar on stderr (rows
+            done, the current row, an ETA; shown once the audit has run for two seconds).
+        executor: where every row's work runs (:mod:`dpverify.executors`: ``"processes"``,
+            ``"dask"``, a Dask client...), one pool or cluster for the whole audit; the figures are
+            those of the serial run.
+    """
+    from dpverify.executors import use_executor
+
     rows = []
     cases = list(cases)
-    for index, case in enumerate(cases, 1):
-        if progress is not None:
-            progress(f"[{index}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance})")
-        started = time.perf_counter()
-        measurement = case.run()
-        rows.append(AuditRow(case, measurement, time.perf_counter() - started))
+    bar = None
+    if progress is True:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(cases), unit=" rows", delay=2.0, file=sys.stderr, dynamic_ncols=True, leave=False)
+    try:
+        with use_executor(executor):
+            for index, case in enumerate(cases, 1):
+                if bar is not None:
+                    bar.set_description(f"{case.claim} {case.mechanism}", refresh=False)
+                elif callable(progress):
+                    progress(f"[{index}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance})")
+                started = time.perf_counter()
+                measurement = case.run()
+                rows.append(AuditRow(case, measurement, time.perf_counter() - started))
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
     return rows
 
 

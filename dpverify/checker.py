@@ -24,7 +24,6 @@ checked as a black box instead.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,15 +35,11 @@ from dpverify.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.distribution import Distribution
 from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
-from dpverify.neighbors import NeighborRelation, PairSet, check_enumeration_size, relation
-from dpverify.symmetry import (
-    EXHAUSTIVE_SYMMETRY_LIMIT,
-    SymmetryViolation,
-    _as_distribution,
-    check_exchangeable,
-    evaluate,
-    exchangeable,
-)
+from dpverify.evaluation import EvaluatedDistributions, as_distribution, check_size, evaluate_blocks
+from dpverify.executors import check_picklable, open_executor
+from dpverify.neighbors import NeighborRelation, PairSet, relation
+from dpverify.progress import Progress
+from dpverify.symmetry import EXHAUSTIVE_SYMMETRY_LIMIT, SymmetryViolation, check_exchangeable, evaluate, exchangeable
 from dpverify.validation import check_callable, check_integer
 
 __all__ = [
@@ -159,24 +154,6 @@ class VerificationResult:
         return "\n".join(lines)
 
 
-class _Progress:
-    def __init__(self, enabled: bool | Callable[[str], None], label: str) -> None:
-        if enabled is True:
-            self._write: Callable[[str], None] | None = lambda s: print(s, file=sys.stderr, flush=True)
-        elif callable(enabled):
-            self._write = enabled
-        else:
-            self._write = None
-        self._label = label
-        self._last = time.monotonic()
-
-    def update(self, done: int, total: int) -> None:
-        if self._write is None:
-            return
-        now = time.monotonic()
-        if now - self._last >= 2.0 or done == total:
-            self._last = now
-            self._write(f"{self._label}: {done:,}/{total:,} ({100 * done / max(total, 1):.0f}%)")
 
 
 @dataclass
@@ -184,18 +161,23 @@ class Analysis:
     """Every neighbouring pair of an instance with the mechanism's output on each dataset.
 
     ``matrix[i, k]`` is the float64 probability of outcome ``outcomes[k]`` on ``pairs.datasets[i]``;
-    ``distributions[i]`` keeps the exact values for certification. Every figure comes from the
-    engine's one sweep (:func:`dpverify.engine.sweep`).
+    ``distributions[i]`` gives the exact values for certification (computed when asked);
+    ``is_exact[i]`` whether row ``i`` was exact. Every figure comes from the engine's one sweep
+    (:func:`dpverify.engine.sweep`), run on ``executor`` (a :class:`~dpverify.executors.Runner`, None
+    for serial) with ``progress(pairs_done, pairs_total)``.
     """
 
     pairs: PairSet
     outcomes: list
-    distributions: list[Distribution]
+    distributions: Sequence[Distribution]
     matrix: np.ndarray
     exchangeable: bool
     symmetry_violation: SymmetryViolation | None = None
     relation: NeighborRelation | None = None
     expected_pairs: int | None = None
+    is_exact: np.ndarray | None = None
+    executor: Any = None
+    progress: Callable[[int, int], None] | None = None
     _rows: RowPairs | None = field(default=None, repr=False)
     _epsilons: np.ndarray | None = field(default=None, repr=False)
 
@@ -212,9 +194,10 @@ class Analysis:
 
         datasets = self.pairs.datasets
         rows = RowPairs(
-            self.matrix, self.pairs.left, self.pairs.right, outcomes=self.outcomes,
+            self.matrix, None, None, source=self.pairs.source, outcomes=self.outcomes,
             exact_row=exact_row or self.distributions.__getitem__, row_error=row_error,
             label=datasets.__getitem__, is_neighbor=is_neighbor, expected_pairs=self.expected_pairs,
+            executor=self.executor, progress=self.progress,
         )
         if exact_row is None and row_error is None and self._rows is not None:
             return self._rows
@@ -229,8 +212,7 @@ class Analysis:
             logs = self.row_pairs().logs
             with np.errstate(invalid="ignore"):
                 for start in range(0, len(self.pairs), _CHUNK):
-                    a = self.pairs.left[start : start + _CHUNK]
-                    b = self.pairs.right[start : start + _CHUNK]
+                    a, b = self.pairs.source.chunk(start, start + _CHUNK)
                     la, lb = logs[a], logs[b]
                     forward = np.where(self.matrix[a] > 0, la - lb, -np.inf)
                     backward = np.where(self.matrix[b] > 0, lb - la, -np.inf)
@@ -269,17 +251,29 @@ def analyze(
     exchangeable: bool | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     progress: bool | Callable[[str], None] = False,
+    executor: Any = None,
 ) -> Analysis:
     """Evaluate ``mechanism`` on every dataset of every neighbouring pair (no verdict).
 
     Args mirror :func:`verify`. Raises InvalidArgument on bad input before any work starts.
     """
+    with open_executor(executor) as runner:
+        analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, Progress(progress), runner)
+    analysis.executor = executor  # later sweeps (epsilon_star, profile) run there too
+    return analysis
+
+
+def _analyze(
+    mechanism: Mechanism, records: Sequence[Hashable], n: int, neighbors: Any, exchangeable: bool | None,
+    max_pairs: int, meter: Progress, runner: Any,
+) -> Analysis:
     universe = check_records(records)
     _validate_n(n)
     rel = relation(neighbors)
     check_callable("mechanism", mechanism, fix="pass a function dataset -> distribution")
+    evaluator = check_picklable("mechanism", mechanism, runner)
     declared = bool(getattr(mechanism, "exchangeable", False)) if exchangeable is None else exchangeable
-    check_enumeration_size(rel, len(universe), n, exchangeable=declared, max_pairs=max_pairs)
+    check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
     violation = None
     if declared:
         violation = check_exchangeable(mechanism, universe, n)
@@ -287,31 +281,22 @@ def analyze(
             violation = check_exchangeable(mechanism, universe, n - 1)
         if violation is not None:
             declared = False
-            check_enumeration_size(rel, len(universe), n, exchangeable=False, max_pairs=max_pairs)
+            check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
     pairs = rel.pairs(universe, n, exchangeable=declared)
-    meter = _Progress(progress, f"evaluating {getattr(mechanism, '__name__', 'mechanism')}")
-    distributions = []
-    outcome_index: dict[Hashable, int] = {}
-    for i, dataset in enumerate(pairs.datasets):
-        dist = _as_distribution(mechanism(dataset), dataset)
-        for o in dist:
-            if o not in outcome_index:
-                outcome_index[o] = len(outcome_index)
-        distributions.append(dist)
-        if i % 4096 == 0:
-            meter.update(i, len(pairs.datasets))
-    meter.update(len(pairs.datasets), len(pairs.datasets))
-    matrix = np.zeros((len(distributions), len(outcome_index)))
-    for i, dist in enumerate(distributions):
-        for o, p in dist.items():
-            matrix[i, outcome_index[o]] = float(p)
+    name = getattr(mechanism, "__name__", type(mechanism).__name__)
+    report = meter.stage(f"evaluating {name}", len(pairs.datasets), "datasets")
+    outcomes, matrix, exact = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
     expected = rel.count(len(universe), n, exchangeable=declared)
     if len(pairs) != expected:  # invariant: the enumeration matches the relation's own count
         raise AssertionError(
             f"internal error: {len(pairs):,} {rel.name} pairs enumerated, {expected:,} counted "
             f"({len(universe)} records, n={n}, exchangeable={declared})"
         )
-    return Analysis(pairs, list(outcome_index), distributions, matrix, declared, violation, rel, expected)
+    sweep_report = meter.stage(f"checking {name}", len(pairs), "pairs")
+    return Analysis(
+        pairs, outcomes, EvaluatedDistributions(mechanism, pairs.datasets), matrix, declared, violation, rel,
+        expected, exact, runner, sweep_report,
+    )
 
 
 def verify(
@@ -327,6 +312,7 @@ def verify(
     progress: bool | Callable[[str], None] = False,
     float_error: float | None = None,
     claim: Claim | None = None,
+    executor: Any = None,
 ) -> VerificationResult:
     """Check that ``mechanism`` is (epsilon, delta)-DP — or satisfies ``claim`` — on datasets of size
     ``n`` over ``records``.
@@ -344,7 +330,13 @@ def verify(
         exchangeable: override the mechanism's own declaration (None: use
             ``mechanism.exchangeable`` if set, else black box).
         max_pairs: refuse enumerations larger than this (the error says what to lower).
-        progress: True to print progress to stderr, or a callable receiving progress lines.
+        progress: True for a progress bar on stderr (datasets, then pairs, with an ETA; shown once a
+            stage runs for two seconds), or a callable receiving progress lines.
+        executor: where the work runs (:mod:`dpverify.executors`): None (serial, here),
+            ``"processes"`` (a pool over this machine's cores), ``"dask"`` (a Dask LocalCluster
+            made for the call), a ``dask.distributed.Client`` or a ``concurrent.futures.Executor``
+            (neither shut down). Every executor gives the same result. A process pool needs a
+            picklable mechanism (a module-level function or class instance).
         float_error: the relative error of the mechanism's float probabilities (default: its
             ``float_relative_error`` attribute, else :data:`dpverify.engine.DEFAULT_FLOAT_ERROR`);
             exact probabilities carry none.
@@ -363,11 +355,14 @@ def verify(
     claimed = claim_from_arguments(claim, epsilon, delta)
     declared_error = None if float_error is None else check_float_error(float_error)
     started = time.perf_counter()
-    analysis = analyze(
-        mechanism, records=records, n=n, neighbors=neighbors, exchangeable=exchangeable,
-        max_pairs=max_pairs, progress=progress,
-    )
-    decision = claimed.decide(_certifiable(analysis, mechanism, declared_error))
+    meter = Progress(progress)
+    with open_executor(executor) as runner:
+        analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner)
+        try:
+            decision = claimed.decide(_certifiable(analysis, mechanism, declared_error))
+        finally:
+            meter.close()
+        analysis.executor = None
     return VerificationResult(
         holds=decision.holds,
         epsilon=decision.epsilon_star,
@@ -397,7 +392,9 @@ def _row_errors(analysis: Analysis, mechanism: Any, declared: float | None) -> n
     if getattr(mechanism, "exact_distribution", None) is not None:
         return 0.0
     value = float_error_of(mechanism) if declared is None else declared
-    return np.array([0.0 if d.is_exact else value for d in analysis.distributions])
+    if analysis.is_exact is None:
+        return np.array([0.0 if d.is_exact else value for d in analysis.distributions])
+    return np.where(analysis.is_exact, 0.0, value)
 
 
 def decision_error(analysis: Analysis, mechanism: Any, declared: float | None) -> float:
@@ -414,7 +411,7 @@ def _certifiable(analysis: Analysis, mechanism: Any, declared: float | None) -> 
     datasets = analysis.pairs.datasets
 
     def exact_row(index: int) -> Distribution:
-        return _as_distribution(exact_of(datasets[index]), datasets[index])
+        return as_distribution(exact_of(datasets[index]), datasets[index])
 
     return analysis.row_pairs(exact_row=exact_row, row_error=0.0)
 

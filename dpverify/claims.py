@@ -360,10 +360,11 @@ def _project(pairs: RowPairs, views: list[dict]) -> RowPairs:
             masses.setdefault(views[v][o], []).append(p)
         return {event: _exact_sum(values) for event, values in masses.items()}
 
-    left = np.concatenate([pairs.left + v * rows for v in range(len(views))])
-    right = np.concatenate([pairs.right + v * rows for v in range(len(views))])
+    from dpverify.pair_sources import TiledPairs
+
     return RowPairs(
-        matrix, left, right, symmetric=pairs.symmetric, exact_row=exact_row, row_error=np.tile(projected_errors, len(views)),
+        matrix, None, None, source=TiledPairs(pairs.source, len(views), rows), executor=pairs.executor,
+        progress=pairs.progress, symmetric=pairs.symmetric, exact_row=exact_row, row_error=np.tile(projected_errors, len(views)),
         label=lambda index: pairs.name(index % rows), is_neighbor=pairs.is_neighbor,
         expected_pairs=None if pairs.expected_pairs is None else pairs.expected_pairs * len(views),
     )

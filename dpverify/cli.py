@@ -105,6 +105,11 @@ def _parse_records(args: argparse.Namespace) -> tuple:
     return tuple(value)
 
 
+def _progress_wanted(flag: bool | None) -> bool:
+    """--progress / --no-progress, else a bar when stderr is a terminal."""
+    return sys.stderr.isatty() if flag is None else flag
+
+
 def _check(args: argparse.Namespace) -> int:
     from dpverify.checker import verify
 
@@ -118,7 +123,8 @@ def _check(args: argparse.Namespace) -> int:
         neighbors=args.neighbors,
         exchangeable=True if args.exchangeable else None,
         max_pairs=args.max_pairs,
-        progress=args.progress,
+        progress=_progress_wanted(args.progress),
+        executor=args.executor,
     )
     print(result.summary())
     return 0 if result.holds else 1
@@ -134,7 +140,11 @@ def _audit(args: argparse.Namespace) -> int:
         cases = [c for c in cases if c.claim.upper() in wanted or c.claim.split("(")[0].upper() in wanted]
         if not cases:
             raise InvalidArgument(f"no audit case for --claim {args.claim}; see `dpverify list`.")
-    rows = run_audit(cases, progress=None if args.quiet or args.format == "json" else stderr_progress)
+    if args.quiet or args.format == "json":
+        progress: Any = None
+    else:
+        progress = True if sys.stderr.isatty() else stderr_progress  # a bar on a terminal, lines in a log
+    rows = run_audit(cases, progress=progress, executor=args.executor)
     if args.format == "json":
         print(json.dumps(audit_document(rows), indent=2, default=str))
     else:
@@ -203,14 +213,19 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--neighbors", default="substitute", help="substitute (default) or add_remove")
     check.add_argument("--exchangeable", action="store_true", help="declare the mechanism order-invariant (tested first)")
     check.add_argument("--max-pairs", type=int, default=5_000_000, help="refuse larger enumerations")
-    check.add_argument("--progress", action="store_true", help="print progress to stderr")
+    check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="a progress bar with an ETA on stderr (default: when stderr is a terminal)")
+    check.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
+                       help="run on this machine's cores (processes) or a Dask LocalCluster (dask); same result")
     check.set_defaults(handler=_check)
 
     audit = sub.add_parser("audit", help="audit every claim on its default instance")
     audit.add_argument("--format", choices=("table", "json"), default="table")
     audit.add_argument("--output", help="directory for audit.json and audit.md (e.g. reports)")
     audit.add_argument("--claim", action="append", help="only this claim id (repeatable); see `dpverify list`")
-    audit.add_argument("--quiet", action="store_true", help="no progress lines")
+    audit.add_argument("--quiet", action="store_true", help="no progress bar or lines")
+    audit.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
+                       help="one process pool (processes) or Dask LocalCluster (dask) for every row; same figures")
     audit.set_defaults(handler=_audit)
 
     claim = sub.add_parser("claim", help="check one registered claim on an instance of your choice")

@@ -50,6 +50,8 @@ from typing import Any
 import numpy as np
 
 from dpverify._certify import certify_pair
+from dpverify._certify import surely_within_rounding as _surely_within_rounding
+from dpverify.pair_sources import ArrayPairs
 from dpverify.privacy_loss import exp_epsilon
 from dpverify.witness import Witness
 
@@ -137,11 +139,16 @@ class RowPairs:
         expected_pairs: when given, ``len(left)`` must equal it (an independent count).
         pair_delta: a claimed delta per pair (a data-dependent additive term such as Dagan–Feldman 2020 Appendix C
             delta(R)); the claim's delta is then ignored.
+        source: the pairs as a stream (:mod:`dpverify.pair_sources`) instead of ``left`` and
+            ``right`` (pass None for both): chunks are computed as the sweep needs them. With
+            arrays, the source is made from them.
+        executor: where the sweep runs (:mod:`dpverify.executors`; None: serially here).
+        progress: called as ``progress(pairs_done, pairs_total)`` while the sweep runs.
     """
 
     matrix: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
+    left: Any
+    right: Any
     symmetric: bool = True
     outcomes: Sequence[Hashable] | None = None
     exact_row: Callable[[int], Mapping] | None = None
@@ -151,26 +158,34 @@ class RowPairs:
     expected_pairs: int | None = None
     pair_delta: np.ndarray | None = None
     _logs: np.ndarray | None = field(default=None, repr=False)
+    source: Any = None
+    executor: Any = None
+    progress: Callable[[int, int], None] | None = None
 
     def __post_init__(self) -> None:
+        from dpverify.pair_sources import as_source
+
         self.matrix = np.asarray(self.matrix, dtype=float)
-        self.left = np.asarray(self.left, dtype=np.int64)
-        self.right = np.asarray(self.right, dtype=np.int64)
         if self.matrix.ndim != 2:
             raise ValueError(f"matrix must be 2-D (rows x outcomes), got shape {self.matrix.shape}")
-        if self.left.shape != self.right.shape:
-            raise AssertionError(f"pair arrays differ in length: {self.left.shape} vs {self.right.shape}")
-        if self.expected_pairs is not None and self.left.size != self.expected_pairs:
-            raise AssertionError(
-                f"internal error: {self.left.size:,} pairs enumerated, {self.expected_pairs:,} expected"
-            )
+        if self.source is None:
+            self.left = np.asarray(self.left, dtype=np.int64)
+            self.right = np.asarray(self.right, dtype=np.int64)
+            if self.left.shape != self.right.shape:
+                raise AssertionError(f"pair arrays differ in length: {self.left.shape} vs {self.right.shape}")
+            self.source = as_source(self.left, self.right)
+        elif self.left is not None or self.right is not None:
+            raise AssertionError("RowPairs takes its pairs as left/right arrays or as a source, not both")
+        count = len(self.source)
+        if self.expected_pairs is not None and count != self.expected_pairs:
+            raise AssertionError(f"internal error: {count:,} pairs enumerated, {self.expected_pairs:,} expected")
         if self.pair_delta is not None:
             self.pair_delta = np.asarray(self.pair_delta, dtype=float)
-            if self.pair_delta.shape != self.left.shape:
+            if self.pair_delta.shape != (count,):
                 raise AssertionError("pair_delta must give one delta per pair")
-        if self.left.size and (
-            min(self.left.min(), self.right.min()) < 0 or max(self.left.max(), self.right.max()) >= self.matrix.shape[0]
-        ):
+        left: np.ndarray = self.left if self.left is not None else np.zeros(0, dtype=np.int64)
+        right: np.ndarray = self.right if self.right is not None else left
+        if left.size and (min(left.min(), right.min()) < 0 or max(left.max(), right.max()) >= self.matrix.shape[0]):
             raise AssertionError("internal error: a pair index is outside the rows")
 
     @property
@@ -180,6 +195,15 @@ class RowPairs:
             with np.errstate(divide="ignore"):
                 self._logs = np.log(self.matrix)
         return self._logs
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def index_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pair's ``(left, right)`` indices, materialised (memory grows with the pairs)."""
+        if self.left is not None:
+            return self.left, self.right
+        return self.source.materialise()
 
     def errors(self) -> np.ndarray:
         """Relative float error of every row."""
@@ -264,49 +288,55 @@ def sweep(
 
     With ``claim_delta`` the directed pairs whose value may reach it (within the rounding margin of
     the module docstring, ``error`` being the largest row error) are collected as candidates.
+
+    Pairs are streamed from ``pairs.source`` in chunks of ``2**16`` and swept in shards of whole
+    chunks on ``pairs.executor`` (serial when None; :mod:`dpverify.executors`). Each shard returns
+    its partial worst case — the first pair attaining its largest values (in the order chunk,
+    direction, pair) and its candidates in sweep order — and the shards are merged in order with a
+    strict ``>``, which is the serial sweep's own rule: every executor finds the same pairs.
     """
-    matrix, logs, left, right = pairs.matrix, pairs.logs, pairs.left, pairs.right
+    from dpverify._sweep import sweep_shard
+    from dpverify.executors import Shared, open_executor
+
     factor = exp_epsilon(epsilon)
-    outcomes = matrix.shape[1]
+    outcomes = pairs.matrix.shape[1]
     scale = 1.0 + factor if math.isfinite(factor) else math.inf
-    delta_margin = (2 * error + (outcomes + 8) * _UNIT) * scale
-    epsilon_margin = 4 * error + 1e-12
+    settings = {
+        "symmetric": pairs.symmetric, "source": pairs.source, "epsilon": float(epsilon), "factor": factor,
+        "claim_delta": claim_delta, "with_delta": with_delta, "with_stability": with_stability,
+        "delta_margin": (2 * error + (outcomes + 8) * _UNIT) * scale, "epsilon_margin": 4 * error + 1e-12,
+    }
+    total = len(pairs.source)
+    with open_executor(pairs.executor) as runner:
+        chunks = -(-total // _CHUNK)
+        shards = max(1, min(chunks, 4 * runner.workers if runner.parallel else max(1, chunks // 16)))
+        step = -(-chunks // shards) * _CHUNK
+        tasks = [(start, min(start + step, total)) for start in range(0, total, step)] or [(0, 0)]
+        arrays = {"matrix": pairs.matrix, "logs": pairs.logs}
+        if isinstance(pairs.source, ArrayPairs):  # index arrays travel once per worker, not once per shard
+            arrays["left"], arrays["right"] = pairs.source.left, pairs.source.right
+            settings["source"] = None
+        if pairs.pair_delta is not None:
+            arrays["pair_delta"] = pairs.pair_delta
+        done = [0]
+
+        def finished(index: int) -> None:
+            done[0] += tasks[index][1] - tasks[index][0]
+            if pairs.progress is not None:
+                pairs.progress(done[0], total)
+
+        parts = runner.map(sweep_shard, tasks, Shared(arrays, settings), finished)
     best_eps, eps_at, eps_forward = -math.inf, -1, True
     best_delta, delta_at, delta_forward = -math.inf, -1, True
     stability = 0.0
-    found: list[tuple[np.ndarray, ...]] = []
-    for start in range(0, left.size, _CHUNK):
-        li, ri = left[start : start + _CHUNK], right[start : start + _CHUNK]
-        a, b = matrix[li], matrix[ri]
-        with np.errstate(invalid="ignore"):
-            difference = logs[li] - logs[ri]  # +inf where P > 0 = Q, -inf where P = 0 < Q, nan where both 0
-        forward = np.fmax.reduce(difference, axis=1, initial=-np.inf)  # fmax/fmin skip the nans
-        backward = -np.fmin.reduce(difference, axis=1, initial=np.inf) if pairs.symmetric else None
-        rows = forward if backward is None else np.maximum(forward, backward)
-        i = int(np.argmax(rows)) if rows.size else 0
-        if rows.size and rows[i] > best_eps:
-            best_eps, eps_at, eps_forward = float(rows[i]), start + i, bool(forward[i] >= rows[i])
-        if with_stability and a.size:
-            stability = max(stability, float(np.abs(a - b).max()))
-        if not with_delta:
-            continue
-        directions = [(a, b, forward, li, ri, True)]
-        if pairs.symmetric:
-            directions.append((b, a, backward, ri, li, False))
-        for p, q, eps_rows, first, second, is_forward in directions:
-            if math.isfinite(factor):
-                values = np.maximum(p - factor * q, 0.0).sum(axis=1)
-            else:  # e^eps overflowed: only outcomes with Q = 0 can exceed it
-                values = np.where(q > 0, 0.0, p).sum(axis=1)
-            j = int(np.argmax(values)) if values.size else 0
-            if values.size and values[j] > best_delta:
-                best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
-            if claim_delta is not None:
-                bound = claim_delta if pairs.pair_delta is None else pairs.pair_delta[start : start + li.size]
-                near = np.flatnonzero((values > bound - delta_margin) & (eps_rows > epsilon - epsilon_margin))
-                if near.size:
-                    slack = values[near] - (bound if np.ndim(bound) == 0 else np.asarray(bound)[near])
-                    found.append((slack, first[near], second[near], start + near))
+    found = []
+    for part in parts:
+        if part[0] > best_eps:
+            best_eps, eps_at, eps_forward = part[0], part[1], part[2]
+        if part[3] > best_delta:
+            best_delta, delta_at, delta_forward = part[3], part[4], part[5]
+        stability = max(stability, part[6])
+        found.extend(part[7])
     candidates = _Candidates(*(np.concatenate(parts) for parts in zip(*found))) if found else _Candidates.empty()
     return Sweep(
         max(best_eps, 0.0), eps_at, eps_forward, max(best_delta, 0.0), delta_at, delta_forward, stability, candidates
@@ -399,48 +429,6 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
         verdict, result.epsilon_star, result.delta_star, witness, len(certificates), within, undecided, result,
         witness_rows,
     )
-
-
-def _surely_within_rounding(pairs: RowPairs, candidates: Any, errors: np.ndarray, epsilon: Any, delta: Any) -> np.ndarray:
-    """Candidates that are certainly HOLDS_WITHIN_ROUNDING, decided in float64 (vectorised).
-
-    Only float rows (error > 0), whose matrix values are exactly the values certified. With
-    ``f_lo <= e^eps <= f_hi`` (the effective claim included), the smallest admissible value
-    ``L = sum max(0, P(1-rp) - f Q(1+rq))`` is at most its value at ``f_lo`` and the largest
-    ``U = sum max(0, P(1+rp) - f Q(1-rq))`` at least its value at ``f_hi``; each float sum is off
-    each term is computed within ``4u (P + f Q)`` and the sum of non-negative terms within a relative
-    ``K u``; both are added against the claim. A pair whose bounded ``L`` is at most delta (not
-    violated beyond rounding) and whose bounded ``U`` exceeds it (not certified to hold) is within
-    rounding. Everything else is left to interval certification.
-    """
-    count = len(candidates)
-    quick = np.zeros(count, dtype=bool)
-    eps = float(epsilon)
-    if count == 0 or not (0.0 <= eps <= 700.0):
-        return quick
-    first, second = candidates.first, candidates.second
-    rp, rq = errors[first], errors[second]
-    usable = (rp > 0) & (rq > 0)
-    if not usable.any():
-        return quick
-    factor = math.exp(eps)
-    slack = 2.0**-40  # covers the float exp and a float claim's 2**-50 widening (eps <= 700)
-    f_lo, f_hi = factor * (1 - slack), factor * (1 + slack)
-    bounds = float(delta) if pairs.pair_delta is None else pairs.pair_delta[candidates.pair]
-    delta_lo = np.asarray(bounds) * (1 - 2.0**-48)  # a float or a rounded exact delta, delta >= 0
-    delta_hi = np.asarray(bounds) * (1 + 2.0**-48)
-    sum_error = pairs.matrix.shape[1] * _UNIT * 1.01  # relative, for a sum of non-negative terms
-    for start in range(0, count, _CHUNK):
-        stop = start + _CHUNK
-        p, q = pairs.matrix[first[start:stop]], pairs.matrix[second[start:stop]]
-        a, b = rp[start:stop, None], rq[start:stop, None]
-        term_error = 4 * _UNIT * (p + f_hi * q) * 1.01  # each term's own float error
-        low = np.maximum(p * (1 - a) - f_lo * q * (1 + b) + term_error, 0.0).sum(axis=1) * (1 + sum_error)
-        high = np.maximum(p * (1 + a) - f_hi * q * (1 - b) - term_error, 0.0).sum(axis=1) * (1 - sum_error)
-        d_lo = delta_lo if np.ndim(delta_lo) == 0 else delta_lo[start:stop]
-        d_hi = delta_hi if np.ndim(delta_hi) == 0 else delta_hi[start:stop]
-        quick[start:stop] = usable[start:stop] & (low <= d_lo) & (high > d_hi)
-    return quick
 
 
 def decide_pair(

@@ -282,7 +282,7 @@ def all_query_vectors(k: int, *, m: int = 2, sensitivity: Any = 1, differ: str =
     expected = relation_.count(m + 1, k, exchangeable=False)
     if len(pairs) != expected:
         raise AssertionError(f"internal error: {len(pairs):,} pairs enumerated, {expected:,} counted")
-    return InputPairs(f"all_vectors_m{m}", pairs.datasets, pairs.left, pairs.right, relation_)
+    return InputPairs(f"all_vectors_m{m}", list(pairs.datasets), pairs.left, pairs.right, relation_)
 
 
 # -- verification ---------------------------------------------------------------------------------
@@ -330,6 +330,7 @@ def verify_pairs(
     delta: Any = 0.0,
     neighbors: str | NeighborRelation | None = None,
     float_error: float | None = None,
+    executor: Any = None,
 ) -> PairsResult:
     """Decide ``(epsilon, delta)``-DP of ``mechanism`` on the given input pairs (both directions).
 
@@ -345,6 +346,8 @@ def verify_pairs(
             pair outside it is refused before any work.
         float_error: relative error of float probabilities (default: the mechanism's
             ``float_relative_error``, else the engine's default).
+        executor: where the engine's sweep over the pairs runs (:mod:`dpverify.executors`: None,
+            ``"processes"``, ``"dask"``, a Dask client or an Executor); the result is the same.
 
     Returns:
         A :class:`PairsResult` (a :class:`~dpverify.checker.VerificationResult`): the engine's
@@ -365,6 +368,7 @@ def verify_pairs(
         return verify_densities(mechanism, inputs, epsilon=epsilon, delta=delta)
     started = time.perf_counter()
     rows = _rows(mechanism, inputs, declared)
+    rows.executor = executor
     decision = decide(rows, epsilon, delta)
     if decision.verdict is Verdict.UNDECIDED and getattr(mechanism, "exact_distribution", None) is not None:
         decision = decide(_rows(mechanism, inputs, declared, sympy_rows=True), epsilon, delta)

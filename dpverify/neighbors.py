@@ -28,7 +28,7 @@ import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,22 +49,42 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
 class PairSet:
     """Datasets and the neighbouring pairs among them.
 
     Attributes:
-        datasets: every dataset the pairs mention, each once.
+        datasets: every dataset the pairs mention, each once (a list, or for black-box replace-one
+            pairs a lazy :class:`~dpverify.pair_sources.OrderedDatasets`).
+        source: the pairs as a stream (:mod:`dpverify.pair_sources`): ``source.chunk(start, stop)``
+            gives the index arrays of a range of pairs; the engine sweeps them chunk by chunk.
         left, right: index arrays into ``datasets``; pair ``i`` is
-            ``(datasets[left[i]], datasets[right[i]])``.
+            ``(datasets[left[i]], datasets[right[i]])``. Materialised on first use (their memory
+            grows with the pair count; the checker never asks for them).
     """
 
-    datasets: list[tuple]
-    left: np.ndarray
-    right: np.ndarray
+    def __init__(self, datasets: Sequence[tuple], left: Any = None, right: Any = None, *, source: Any = None) -> None:
+        from dpverify.pair_sources import as_source
+
+        self.datasets = datasets
+        self.source = as_source(left, right) if source is None else source
+        self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def left(self) -> np.ndarray:
+        return self.index_arrays()[0]
+
+    @property
+    def right(self) -> np.ndarray:
+        return self.index_arrays()[1]
+
+    def index_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every pair's ``(left, right)`` indices (materialised once)."""
+        if self._arrays is None:
+            self._arrays = self.source.materialise()
+        return self._arrays
 
     def __len__(self) -> int:
-        return int(self.left.size)
+        return len(self.source)
 
 
 class NeighborRelation:
@@ -118,21 +138,10 @@ class Substitute(NeighborRelation):
             left, right = full.substitute_pairs()
             datasets = [tuple(records[i] for i in m) for m in _multisets(n, z)]
             return PairSet(datasets, left, right)
-        # Ordered datasets in lexicographic order: index = sum_p digit_p * z^(n-1-p).
-        total = z**n
-        ids = np.arange(total, dtype=np.int64)
-        lefts, rights = [], []
-        for position in range(n):
-            weight = z ** (n - 1 - position)
-            digit = (ids // weight) % z
-            for shift in range(1, z):
-                keep = digit + shift < z
-                lefts.append(ids[keep])
-                rights.append(ids[keep] + shift * weight)
-        datasets = list(itertools.product(records, repeat=n))
-        left = np.concatenate(lefts) if lefts else np.zeros(0, np.int64)
-        right = np.concatenate(rights) if rights else np.zeros(0, np.int64)
-        return PairSet(datasets, left, right)
+        # Ordered datasets in lexicographic order (index = sum_p digit_p * z^(n-1-p)), pairs streamed.
+        from dpverify.pair_sources import OrderedDatasets, SubstitutePairs
+
+        return PairSet(OrderedDatasets(records, n), source=SubstitutePairs(z, n))
 
 
 def _differ_in_one(first: tuple, second: tuple, *, exchangeable: bool) -> bool:

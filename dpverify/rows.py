@@ -85,11 +85,13 @@ def decide_rows(
     outcomes: Any = None,
     pair_delta: np.ndarray | None = None,
     logs: np.ndarray | None = None,
+    executor: Any = None,
 ) -> Decision:
-    """Decide ``(epsilon, delta)`` over row pairs with :func:`dpverify.engine.decide`."""
+    """Decide ``(epsilon, delta)`` over row pairs with :func:`dpverify.engine.decide` (the sweep on
+    ``executor``, :mod:`dpverify.executors`)."""
     rows = RowPairs(
         matrix, left, right, symmetric=symmetric, outcomes=outcomes, label=label, is_neighbor=is_neighbor,
-        pair_delta=pair_delta, _logs=logs,
+        pair_delta=pair_delta, _logs=logs, executor=executor,
     )
     return decide(rows, epsilon, delta)
 

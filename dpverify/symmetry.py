@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpverify.distribution import Distribution
-from dpverify.errors import InvalidArgument
+from dpverify.evaluation import as_distribution
 
 __all__ = ["exchangeable", "check_exchangeable", "evaluate", "SymmetryViolation", "EXHAUSTIVE_SYMMETRY_LIMIT"]
 
@@ -42,23 +42,9 @@ class SymmetryViolation:
     second: Distribution
 
 
-def _as_distribution(value: Any, dataset: tuple) -> Distribution:
-    if isinstance(value, Distribution):
-        return value
-    if not isinstance(value, Mapping):
-        raise InvalidArgument(
-            f"the mechanism must return a Mapping outcome -> probability (or a Distribution); on "
-            f"dataset {dataset!r} it returned {type(value).__name__}."
-        )
-    try:
-        return Distribution(value)
-    except InvalidArgument as error:
-        raise InvalidArgument(f"on dataset {dataset!r} the mechanism's output: {error}") from None
-
-
 def evaluate(mechanism: Mechanism, dataset: tuple) -> Distribution:
     """Run ``mechanism`` on ``dataset`` and validate its output as a :class:`Distribution`."""
-    return _as_distribution(mechanism(dataset), dataset)
+    return as_distribution(mechanism(dataset), dataset)
 
 
 def _distributions_close(a: Distribution, b: Distribution) -> bool:
@@ -88,7 +74,7 @@ def check_exchangeable(
         reference: dict[tuple, Distribution] = {}
         for dataset in itertools.product(records, repeat=n):
             key = tuple(sorted(dataset, key=position.__getitem__))
-            dist = _as_distribution(mechanism(dataset), dataset)
+            dist = as_distribution(mechanism(dataset), dataset)
             if key not in reference:
                 reference[key] = dist
             elif not _distributions_close(reference[key], dist):
@@ -100,9 +86,9 @@ def check_exchangeable(
         permutations = [tuple(rng.sample(dataset, n))]
         if n >= 2:
             permutations.append((dataset[1], dataset[0]) + dataset[2:])
-        base = _as_distribution(mechanism(dataset), dataset)
+        base = as_distribution(mechanism(dataset), dataset)
         for permuted in permutations:
-            other = _as_distribution(mechanism(permuted), permuted)
+            other = as_distribution(mechanism(permuted), permuted)
             if not _distributions_close(base, other):
                 return SymmetryViolation(dataset, permuted, base, other)
     return None

@@ -40,6 +40,7 @@ __all__ = [
     "exponential_mechanism_without_half",
     "exponential_mechanism_over",
     "threshold_learner",
+    "ThresholdLearner",
 ]
 
 Selector = Callable[..., Distribution]
@@ -196,6 +197,49 @@ def exponential_mechanism_over(
     return mechanism
 
 
+class ThresholdLearner:
+    """Li–Wang–Ye 2025 Lemma 11 (C1) as a picklable value: EM over thresholds, score = mistakes.
+
+    Calling it on a dataset gives the distribution over threshold indices; ``distributions(datasets)``
+    (float mode only) gives every dataset's row at once, the vectorised form the checker uses.
+    Being a module-level class, it travels to worker processes (``verify(..., executor=...)``).
+    """
+
+    exchangeable = True
+
+    def __init__(self, domain_size: int, epsilon: Any, exact: bool, selector: Selector) -> None:
+        self.domain_size, self.epsilon, self.exact, self.selector = domain_size, epsilon, exact, selector
+        self.concepts = thresholds(domain_size)
+        check_epsilon(epsilon)
+        self.__name__ = f"threshold_learner_{getattr(selector, '__name__', 'selector')}"
+        # one row per record (x, y): which thresholds mislabel it
+        records = [(x, y) for x in range(domain_size) for y in (0, 1)]
+        self._record_index = {record: i for i, record in enumerate(records)}
+        self._record_mistakes = np.array(
+            [[int(self.concepts.label(u, x) != y) for u in range(len(self.concepts))] for x, y in records], dtype=np.int64
+        )
+
+    def __call__(self, dataset: Dataset) -> Distribution:
+        scores = {u: sum(1 for x, y in dataset if self.concepts.label(u, x) != y) for u in range(len(self.concepts))}
+        return self.selector(scores, epsilon=self.epsilon, sensitivity=1, exact=self.exact)
+
+    @property
+    def distributions(self) -> Callable[[list], tuple[list, np.ndarray]] | None:
+        """``datasets -> (threshold indices, float64 rows)`` (None in exact mode: the checker then
+        calls the mechanism per dataset). The ``divisor`` is 2 for :func:`exponential_mechanism`
+        and 1 for its mutant."""
+        if self.exact or self.selector not in (exponential_mechanism, exponential_mechanism_without_half):
+            return None
+        return self._rows
+
+    def _rows(self, datasets: list) -> tuple[list, np.ndarray]:
+        divisor = 2 if self.selector is exponential_mechanism else 1
+        index = self._record_index
+        codes = np.array([[index[record] for record in dataset] for dataset in datasets], dtype=np.int64)
+        scores = self._record_mistakes[codes].sum(axis=1) if len(datasets) else np.zeros((0, len(self.concepts)))
+        return list(range(len(self.concepts))), exponential_rows(-float(self.epsilon) / divisor * scores)
+
+
 def threshold_learner(
     domain_size: int,
     *,
@@ -220,14 +264,7 @@ def threshold_learner(
     Returns:
         A callable ``dataset -> Distribution`` over threshold indices, ``.exchangeable = True``.
     """
-    concepts = thresholds(domain_size)
+    from dpverify.domains import labeled_records
 
-    def mistakes(dataset: Dataset, u: int) -> int:
-        return sum(1 for x, y in dataset if concepts.label(u, x) != y)
-
-    mechanism = exponential_mechanism_over(
-        range(len(concepts)), mistakes, epsilon=epsilon, sensitivity=1, exact=exact,
-        exchangeable=True, selector=selector,
-    )
-    mechanism.__name__ = f"threshold_learner_{getattr(selector, '__name__', 'selector')}"
-    return mechanism
+    labeled_records(domain_size)  # checks domain_size
+    return ThresholdLearner(domain_size, epsilon, exact, selector)

@@ -178,7 +178,8 @@ class RelabelTables:
         universe: the labeled records ``(x, y)``, in :func:`labeled_records` order.
         t_table, w_table: count-vector tables of sizes k and n - k.
         outputs: ``outputs[i]`` is a ``(len(w_table), K)`` array: row ``j`` is the learner's output
-            distribution after relabeling ``t_table[i]`` against ``w_table[j]``.
+            distribution after relabeling ``t_table[i]`` against ``w_table[j]``. Index sets with the
+            same point counts share one array (the same object) when it does not depend on labels.
     """
 
     universe: tuple
@@ -207,8 +208,14 @@ def relabel_tables(
     size_w = n - k
     err_w = w_table.counts @ mistake  # mistake counts on w, (Nw, |C|)
     outputs = []
+    # With the agnostic score the output depends on t only through its point counts (labels are
+    # replaced by the relabeling): one computation per point multiset, shared by every labeling of it.
+    by_points: dict[bytes, np.ndarray] = {}
     for t in t_table.counts:
         point_counts = t[0::2] + t[1::2]
+        if score == "agnostic" and point_counts.tobytes() in by_points:
+            outputs.append(by_points[point_counts.tobytes()])
+            continue
         support = np.flatnonzero(point_counts)
         reps = np.array(list(concept_class.labelings(support.tolist()).values()))
         # mistakes[l, f]: records of T^{h_l} that f mislabels = sum_x a_x [h_l(x) != f(x)]
@@ -230,18 +237,46 @@ def relabel_tables(
         weights = np.exp(logits)
         relabel_probs = weights / weights.sum(axis=1, keepdims=True)
         outputs.append(relabel_probs @ learner.on_labelings(point_counts, reps, mistakes))
+        if score == "agnostic":
+            by_points[point_counts.tobytes()] = outputs[-1]
     return RelabelTables(universe, t_table, w_table, outputs)
 
 
-def agnostic_table(tables: RelabelTables, n: int) -> tuple[MultisetTable, np.ndarray]:
+def agnostic_table(tables: RelabelTables, n: int, executor: Any = None) -> tuple[MultisetTable, np.ndarray]:
     """Mix the relabel tables into A_Agnostic's output for every dataset multiset of size n:
-    ``P_S = sum_{t ⊆ S} hyp(t; S) * outputs[t][S - t]``."""
+    ``P_S = sum_{t ⊆ S} hyp(t; S) * outputs[t][S - t]``.
+
+    Sharded by blocks of dataset multisets ``S`` over ``executor`` (:mod:`dpverify.executors`):
+    each row's sum is taken over ``t`` in table order on every executor, so the floats are the same.
+    """
+    from dpverify.executors import Shared, open_executor
+
     s_table = table(len(tables.universe), n)
-    K = tables.outputs[0].shape[1]
-    probs = np.zeros((len(s_table), K))
-    w_counts = tables.w_table.counts
-    for t, out in zip(tables.t_table.counts, tables.outputs):
-        rows = s_table.index(w_counts + t)
-        weights = hypergeometric_weights(s_table.counts[rows], t)
-        np.add.at(probs, rows, weights[:, None] * out)
+    distinct: dict[int, int] = {}
+    of_t = np.array([distinct.setdefault(id(out), len(distinct)) for out in tables.outputs], dtype=np.int64)
+    outputs = np.stack(list({id(out): out for out in tables.outputs}.values()))  # (distinct t, w, K)
+    rows = len(s_table)
+    with open_executor(executor) as runner:
+        size = -(-rows // (4 * runner.workers)) if runner.parallel else rows
+        tasks = [(start, min(start + size, rows)) for start in range(0, rows, max(size, 1))]
+        shared = Shared({"outputs": outputs, "of_t": of_t, "s_counts": s_table.counts},
+                        {"t_table": tables.t_table, "w_table": tables.w_table})
+        parts = runner.map(_agnostic_block, tasks, shared)
+    probs = np.concatenate(parts) if parts else np.zeros((0, outputs.shape[-1]))
     return s_table, probs
+
+
+def _agnostic_block(task: tuple[int, int], shared: Any) -> np.ndarray:
+    """``P_S`` for the dataset multisets ``S`` of rows ``task[0] .. task[1] - 1`` (t in table order)."""
+    counts = np.asarray(shared["s_counts"][task[0] : task[1]])
+    outputs, of_t = shared["outputs"], np.asarray(shared["of_t"])
+    t_table, w_table = shared["t_table"], shared["w_table"]
+    probs = np.zeros((counts.shape[0], outputs.shape[-1]))
+    for i, t in enumerate(t_table.counts):
+        inside = np.flatnonzero((counts >= t).all(axis=1))
+        if not inside.size:
+            continue
+        w_rows = w_table.index(counts[inside] - t)
+        weights = hypergeometric_weights(counts[inside], t)
+        probs[inside] += weights[:, None] * np.asarray(outputs[of_t[i]])[w_rows]
+    return probs

@@ -22,7 +22,8 @@ from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from dpverify.multisets import table as multiset_table
-from dpverify.rows import decide_parts, decide_rows, log_rows, multiset_neighbors, worst_over_pairs
+from dpverify.rows import decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
+from mechanisms.audits._agnostic_proof import privacy_profile, proof_step_slack
 from mechanisms.audits._instance import instance
 from mechanisms.learners import learner as make_learner
 from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
@@ -67,13 +68,16 @@ def check_lemma15_preconditions(epsilon: float, n: int) -> None:
         )
 
 
-def _dataset_verdict(table: MultisetTable, universe: tuple, probs: np.ndarray, claimed_epsilon: float, claimed_delta: float):
+def _dataset_verdict(
+    table: MultisetTable, universe: tuple, probs: np.ndarray, claimed_epsilon: float, claimed_delta: float,
+    executor: Any = None,
+):
     """The engine's decision over every replace-one pair of dataset multisets: (decision, verdict,
     witness text); witnesses are checked to be replace-one neighbours."""
     left, right = table.substitute_pairs()
     decision = decide_rows(
         probs, left, right, epsilon=claimed_epsilon, delta=claimed_delta,
-        label=lambda row: table.records(row, universe), is_neighbor=multiset_neighbors,
+        label=lambda row: table.records(row, universe), is_neighbor=multiset_neighbors, executor=executor,
     )
     witness = None if decision.witness is None else str(decision.witness)
     return decision, decision.verdict, witness
@@ -92,11 +96,13 @@ def measure_agnostic(
     score: str = "agnostic",
     proof_steps: bool = True,
     outside_preconditions: bool = False,
+    executor: Any = None,
 ) -> Measurement:
     """C3 (Lemma 15) on A_Agnostic, exhaustive over dataset multisets (replace-one neighbours).
 
     ``k`` overrides the subsample size (mutants); the claim always uses the parent's
     ``k0 = ceil(eps n)``. With ``proof_steps`` the proof steps C3a and C3b are checked per index set.
+    ``executor`` (:mod:`dpverify.executors`) runs the pair sweep and C3b in parallel, same figures.
     """
     if not outside_preconditions:
         check_lemma15_preconditions(epsilon, n)
@@ -106,8 +112,17 @@ def measure_agnostic(
     k_used = k0 if k is None else k
     claimed_epsilon, claimed_delta = lemma15_constants(epsilon, n, inner.delta, k0)
     tables = relabel_tables(cc, epsilon, n, k_used, inner, score=score)
-    table, probs = agnostic_table(tables, n)
-    worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta)
+    from dpverify.executors import open_executor
+
+    with open_executor(executor) as runner:  # one pool for the whole measurement
+        return _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
+                                 outside_preconditions, runner)
+
+
+def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
+                      outside_preconditions, runner) -> Measurement:
+    table, probs = agnostic_table(tables, n, runner)
+    worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta, runner)
     details = {
         "pairs": int(table.substitute_pairs()[0].size),
         "k": k_used,
@@ -124,66 +139,12 @@ def measure_agnostic(
         details["delta_star_over_epsilon_delta"] = worst.delta_star / (epsilon * inner.delta)
         details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
     if proof_steps and k_used < n:
-        details.update(proof_step_slack(tables, epsilon, inner.delta))
-        details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star)
+        details.update(proof_step_slack(tables, epsilon, inner.delta, runner))
+        details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star,
+                                                     executor=runner)
     if outside_preconditions:
         holds = None
     return Measurement(worst.epsilon_star, worst.delta_star, claimed_epsilon, claimed_delta, holds, witness, details)
-
-
-def privacy_profile(probs: np.ndarray, left: np.ndarray, right: np.ndarray, epsilon_star: float, points: int = 9) -> list[dict]:
-    """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]."""
-    top = epsilon_star if math.isfinite(epsilon_star) and epsilon_star > 0 else 1.0
-    grid = [top * i / (points - 1) for i in range(points)]
-    return [{"epsilon": e, "delta": worst_over_pairs(probs, left, right, epsilon=e).delta_star} for e in grid]
-
-
-def proof_step_slack(tables, epsilon: float, delta: float) -> dict[str, float]:
-    """Worst slack of C3a (p1(I) <= e^eps p2(I), changed index outside I) and C3b
-    (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i})."""
-    # C3a: same t, neighbouring w (pure ratio only), all t at once.
-    outputs = np.stack(tables.outputs)  # (t, w, K)
-    logs = log_rows(outputs)
-    w_left, w_right = tables.w_table.substitute_pairs()
-    c3a = 0.0
-    for start in range(0, w_left.size, 1 << 14):
-        with np.errstate(invalid="ignore"):
-            gap = np.abs(logs[:, w_left[start : start + (1 << 14)]] - logs[:, w_right[start : start + (1 << 14)]])
-        c3a = max(c3a, float(np.nanmax(gap, initial=0.0)))  # nan: both probabilities 0
-    # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
-    z = len(tables.universe)
-    k = int(tables.t_table.counts[0].sum())
-    size_w = int(tables.w_table.counts[0].sum())
-    that_table = multiset_table(z, k - 1)
-    what_counts = multiset_table(z, size_w - 1).counts
-    eye = np.eye(z, dtype=np.int64)
-    w_rows = np.stack([tables.w_table.index(what_counts + eye[c]) for c in range(z)])  # (c, what)
-    factor = 4 * math.e**2
-    c3b_delta, c3b_eps = 0.0, 0.0
-    for that in that_table.counts:
-        t_rows = tables.t_table.index(that[None, :] + eye)  # t = that + e_a, for every a
-        # (b, c, what, K): output of t = that + e_b against w = what + e_c; memory z^2 |what| K.
-        second = outputs[t_rows][:, w_rows]
-        second_logs = logs[t_rows][:, w_rows]
-        for a in range(z):
-            others = np.array([c for c in range(z) if c != a])
-            first = second[a][:, None]  # (b, 1, what, K): t1 = that + e_a, w1 = what + e_b
-            first_logs = second_logs[a][:, None]
-            with np.errstate(invalid="ignore"):
-                difference = first_logs - second_logs[:, others]
-            worst_here = float(np.nanmax(difference, initial=0.0))
-            c3b_eps = max(c3b_eps, worst_here)
-            if worst_here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
-                excess = np.maximum(first - factor * second[:, others], 0).sum(axis=-1)
-                c3b_delta = max(c3b_delta, float(excess.max()))
-    return {
-        "C3a_worst_epsilon": c3a,
-        "C3a_slack": epsilon - c3a,
-        "C3b_worst_epsilon": c3b_eps,
-        "C3b_worst_delta_at_ln4e2": c3b_delta,
-        "C3b_slack": 4 * math.e * delta - c3b_delta,
-        "C3b_epsilon_slack": LN_4E2 - c3b_eps,
-    }
 
 
 class _LabelingLearner:

@@ -122,7 +122,7 @@ def test_bad_output_on_one_dataset_only_is_found():
         verify(mechanism, records=[0, 1], n=2, epsilon=1.0)
 
 
-def test_enumeration_too_large_is_raised_before_the_mechanism_runs():
+def test_enumeration_too_large_is_raised_before_the_enumeration_runs():
     mechanism = Recorder()
     # 10 records, n = 7, black box: 10^7 * 7 * 9 / 2 = 315,000,000 > DEFAULT_MAX_PAIRS = 5,000,000
     with pytest.raises(EnumerationTooLarge) as info:
@@ -132,7 +132,8 @@ def test_enumeration_too_large_is_raised_before_the_mechanism_runs():
     assert "max_pairs=5,000,000" in message
     assert "lower n or the number of records" in message
     assert "declare the mechanism exchangeable" in message
-    assert mechanism.calls == []
+    # only a rate sample ran (at most 1,000 datasets), to say how long the run would take
+    assert len(mechanism.calls) <= 1000 and "the run would take about" in message
     assert isinstance(info.value, InvalidArgument) and isinstance(info.value, ValueError)
 
 
@@ -142,13 +143,13 @@ def test_enumeration_too_large_when_max_pairs_is_small():
     with pytest.raises(EnumerationTooLarge, match=re.escape("18 neighbouring pairs")) as info:
         verify(mechanism, records=[0, 1, 2], n=2, epsilon=1.0, max_pairs=10)
     assert "max_pairs=10" in str(info.value)
-    assert mechanism.calls == []
+    assert len(mechanism.calls) <= 9  # the rate sample only: at most every dataset once
     # The limit is inclusive: exactly 18 is allowed.
     verify(Recorder(), records=[0, 1, 2], n=2, epsilon=2.0, max_pairs=18)
     # add/remove: 3^2 * 2 = 18 as well
     with pytest.raises(EnumerationTooLarge, match="18 neighbouring pairs"):
         analyze(mechanism, records=[0, 1, 2], n=2, neighbors="add_remove", max_pairs=17)
-    assert mechanism.calls == []
+    assert len(mechanism.calls) <= 18  # two rate samples of at most the 9 datasets
 
 
 def test_enumeration_too_large_for_the_exchangeable_count():
@@ -158,7 +159,7 @@ def test_enumeration_too_large_for_the_exchangeable_count():
     with pytest.raises(EnumerationTooLarge, match="225,225 neighbouring pairs") as info:
         verify(mechanism, records=range(10), n=7, epsilon=1.0, exchangeable=True, max_pairs=1000)
     assert "declare the mechanism exchangeable" not in str(info.value)
-    assert mechanism.calls == []
+    assert len(mechanism.calls) <= 64  # the rate sample only
 
 
 def test_false_exchangeable_declaration_whose_black_box_is_too_large():

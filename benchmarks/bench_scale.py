@@ -1,0 +1,139 @@
+"""Benchmark: the same verification serially, on a process pool and on a Dask LocalCluster.
+
+Instances (issue 10):
+
+(a) black-box exponential mechanism over thresholds, |X| = 4 (8 labeled records), n = 6:
+    262,144 ordered datasets, 5,505,024 replace-one pairs, ``verify(..., exchangeable=False)``.
+(b) exhaustive C3 (A_Agnostic, Lemma 15) with proof steps, |X| = 4, n = 14, eps = 0.2:
+    ``measure_agnostic(domain_size=4, n=14, epsilon=0.2)``.
+(c) with ``--largest``: the largest n whose C3 audit (|X| = 4, eps = 0.2, proof steps) finishes in
+    60 s, per executor, n = 16, 17, ... each in a fresh process, stopping after the first n over 60 s.
+
+Executors: ``None`` (serial), ``"processes"`` (a pool of 2 processes on this 2-core machine) and a
+Dask ``LocalCluster`` of 2 single-threaded worker processes, started (and its workers' imports
+done) before the timed run: its start is printed apart, a user with a cluster pays it once. Every run is a fresh interpreter; its wall
+time, the driver's peak RSS and the largest worker's peak RSS are printed, with the load average
+before the runs (ratios only mean something on a quiet machine). The results (eps*, verdict) of all
+executors are asserted equal.
+
+Run: ``.venv/bin/python benchmarks/bench_scale.py [--largest] [--repeat 1]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIMIT = 60.0
+
+_CHILD = r"""
+import json, os, resource, sys, time
+sys.path.insert(0, {root!r})
+kind, instance, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+executor, start_seconds, cluster = None, 0.0, None
+if kind == "processes":
+    executor = "processes"
+elif kind == "dask":
+    from distributed import Client
+    from dpverify.executors import local_cluster
+    started = time.perf_counter()
+    cluster = local_cluster(2)
+    executor = Client(cluster)
+    executor.run(lambda: [__import__(m) for m in ("dpverify.checker", "mechanisms.exponential",
+                                                  "mechanisms.audits.realizable_to_agnostic")])
+    start_seconds = time.perf_counter() - started
+from dpverify import verify
+from mechanisms.audits.realizable_to_agnostic import measure_agnostic
+from mechanisms.exponential import threshold_learner
+started = time.perf_counter()
+if instance == "em":
+    records = [(x, y) for x in range(4) for y in (0, 1)]
+    result = verify(threshold_learner(4, epsilon=1.0), records=records, n=n, epsilon=1.0, exchangeable=False,
+                    max_pairs=10**9, executor=executor)
+    answer = [result.epsilon, result.delta, str(result.verdict), result.pairs]
+else:
+    result = measure_agnostic(domain_size=4, n=n, epsilon=0.2, executor=executor)
+    answer = [result.epsilon_star, result.delta_star, str(result.verdict), sorted(result.details.items())[:4]]
+seconds = time.perf_counter() - started
+workers_peak = 0.0
+if cluster is not None:
+    info = executor.run(lambda: __import__("resource").getrusage(__import__("resource").RUSAGE_SELF).ru_maxrss)
+    workers_peak = max(info.values()) / 1024
+    executor.close(); cluster.close()
+children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps({{"seconds": seconds, "start": start_seconds, "answer": answer,
+                  "driver_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "worker_mib": max(workers_peak, children)}}, default=str))
+"""
+
+
+def run(kind: str, instance: str, n: int, timeout: float = 900.0) -> dict | None:
+    code = _CHILD.format(root=ROOT)
+    try:
+        done = subprocess.run([sys.executable, "-c", code, kind, instance, str(n)], capture_output=True, text=True,
+                              timeout=timeout, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    except subprocess.TimeoutExpired:
+        return None
+    if done.returncode:
+        raise RuntimeError(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} cores)"
+
+
+def table(title: str, instance: str, n: int, repeat: int) -> None:
+    print(f"\n{title}  [{load()}]")
+    print(f"  {'executor':<10} {'seconds':>8} {'vs serial':>10} {'vs processes':>13} {'driver MiB':>11} {'worker MiB':>11}")
+    best: dict[str, dict] = {}
+    for _ in range(repeat):
+        for kind in ("serial", "processes", "dask"):
+            figures = run(kind, instance, n)
+            assert figures is not None
+            if kind not in best or figures["seconds"] < best[kind]["seconds"]:
+                best[kind] = figures
+    answers = {kind: json.dumps(f["answer"]) for kind, f in best.items()}
+    assert len(set(answers.values())) == 1, answers  # the same result on every executor
+    for kind, figures in best.items():
+        print(f"  {kind:<10} {figures['seconds']:>8.2f} {best['serial']['seconds'] / figures['seconds']:>9.2f}x "
+              f"{figures['seconds'] / best['processes']['seconds']:>12.2f}x {figures['driver_mib']:>11.0f} "
+              f"{figures['worker_mib']:>11.0f}")
+    print(f"  (Dask LocalCluster start, not timed above: {best['dask']['start']:.2f} s; answer: {best['serial']['answer'][:3]})")
+
+
+def largest(kind: str, first: int = 16) -> None:
+    reached, n = None, first
+    while True:
+        figures = run(kind, "c3", n, timeout=LIMIT * 3)
+        seconds = None if figures is None else figures["seconds"]
+        print(f"  {kind:<10} n={n}: " + (f"{seconds:.1f} s" if seconds is not None else f"> {LIMIT * 3:.0f} s (stopped)"))
+        if seconds is None or seconds > LIMIT:
+            break
+        reached, n = n, n + 1
+    print(f"  {kind:<10} largest n in {LIMIT:.0f} s: {reached}  [{load()}]")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--largest", action="store_true", help="also find the largest C3 n in 60 s per executor")
+    parser.add_argument("--repeat", type=int, default=1, help="best of this many runs per executor")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    table("(a) black-box EM over thresholds, |X| = 4, n = 6 (5,505,024 pairs)", "em", 6, args.repeat)
+    table("(b) C3 with proof steps, |X| = 4, n = 14, eps = 0.2", "c3", 14, args.repeat)
+    if args.largest:
+        print(f"\n(c) largest n for C3 with proof steps in {LIMIT:.0f} s (|X| = 4, eps = 0.2)")
+        for kind in ("serial", "processes", "dask"):
+            largest(kind)
+    print(f"\ntotal {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

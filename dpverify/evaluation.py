@@ -1,0 +1,204 @@
+"""Running the mechanism on every dataset: sharded in blocks over an executor, merged in order.
+
+A worker evaluates one block of datasets and returns its rows: the outcomes in the order they first
+appear in the block, a float64 matrix over them and which rows were exact. The driver merges the
+blocks in order, so the outcome columns are in order of first appearance over all datasets — the
+serial order — on every executor. A mechanism with a vectorised ``distributions(datasets)`` method
+(returning ``(outcomes, matrix)``, one float64 row per dataset) is called once per block instead of
+once per dataset.
+
+Exact values are not kept for every dataset (a black-box run at ``n = 7`` over 8 records has 2 M
+of them): :class:`EvaluatedDistributions` re-runs the mechanism on the few datasets certification
+asks for.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpverify.distribution import Distribution
+from dpverify.errors import InvalidArgument
+
+__all__ = ["as_distribution", "evaluate_blocks", "EvaluatedDistributions", "measure_rate", "check_size"]
+
+_BLOCK = 4096
+
+
+def as_distribution(value: Any, dataset: tuple) -> Distribution:
+    """Validate a mechanism's output on ``dataset`` as a :class:`Distribution`."""
+    if isinstance(value, Distribution):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidArgument(
+            f"the mechanism must return a Mapping outcome -> probability (or a Distribution); on "
+            f"dataset {dataset!r} it returned {type(value).__name__}."
+        )
+    try:
+        return Distribution(value)
+    except InvalidArgument as error:
+        raise InvalidArgument(f"on dataset {dataset!r} the mechanism's output: {error}") from None
+
+
+def _vectorised(mechanism: Any, block: Sequence[tuple]) -> tuple[list, np.ndarray, np.ndarray]:
+    datasets = list(block)
+    outcomes, matrix = mechanism.distributions(datasets)
+    matrix = np.asarray(matrix, dtype=float)
+    outcomes = list(outcomes)
+    if matrix.shape != (len(datasets), len(outcomes)):
+        raise InvalidArgument(
+            f"mechanism.distributions(datasets) must return (outcomes, matrix) with one row per dataset "
+            f"and one column per outcome, got {len(outcomes)} outcomes and a matrix of shape {matrix.shape} "
+            f"for {len(datasets)} datasets."
+        )
+    sums = matrix.sum(axis=1)
+    bad = np.flatnonzero((matrix < 0).any(axis=1) | (np.abs(sums - 1) > 1e-9))
+    if bad.size:
+        raise InvalidArgument(
+            f"mechanism.distributions(datasets): the row of dataset {datasets[bad[0]]!r} is not a "
+            f"distribution (sum {sums[bad[0]]!r}); return non-negative rows that sum to 1."
+        )
+    return outcomes, matrix, np.zeros(len(datasets), dtype=bool)
+
+
+def _evaluate_block(block: Sequence[tuple], shared: Any) -> tuple[list, np.ndarray, np.ndarray]:
+    """One block: ``(outcomes in order of first appearance, float64 rows, exact flags)``."""
+    mechanism = shared["mechanism"]
+    if getattr(mechanism, "distributions", None) is not None:
+        return _vectorised(mechanism, block)
+    index: dict[Hashable, int] = {}
+    rows: list[list[tuple[int, float]]] = []
+    exact = []
+    for dataset in block:
+        dist = as_distribution(mechanism(dataset), dataset)
+        row = []
+        for outcome, probability in dist.items():
+            column = index.setdefault(outcome, len(index))
+            row.append((column, float(probability)))
+        rows.append(row)
+        exact.append(dist.is_exact)
+    matrix = np.zeros((len(rows), len(index)))
+    for i, row in enumerate(rows):
+        for column, probability in row:
+            matrix[i, column] = probability
+    return list(index), matrix, np.array(exact, dtype=bool)
+
+
+def evaluate_blocks(
+    mechanism: Any, datasets: Sequence[tuple], runner: Any, progress: Callable[[int, int], None] | None = None
+) -> tuple[list, np.ndarray, np.ndarray]:
+    """Every dataset's output row, evaluated in blocks on ``runner`` and merged in block order.
+
+    Returns:
+        ``(outcomes, matrix, is_exact)``: outcome labels in order of first appearance, the float64
+        matrix (one row per dataset) and whether each row's values were exact.
+    """
+    from dpverify.executors import Shared
+
+    total = len(datasets)
+    size = _BLOCK if not runner.parallel else max(256, min(_BLOCK * 4, -(-total // (8 * runner.workers))))
+    bounds = [(start, min(start + size, total)) for start in range(0, total, size)]
+    done = [0]
+
+    def finished(index: int) -> None:
+        done[0] += bounds[index][1] - bounds[index][0]
+        if progress is not None:
+            progress(done[0], total)
+
+    blocks = [datasets[start:stop] for start, stop in bounds]
+    parts = runner.map(_evaluate_block, blocks, Shared({}, {"mechanism": mechanism}), finished)
+    outcome_index: dict[Hashable, int] = {}
+    for outcomes, _, _ in parts:
+        for outcome in outcomes:
+            outcome_index.setdefault(outcome, len(outcome_index))
+    matrix = np.zeros((total, len(outcome_index)))
+    exact = np.zeros(total, dtype=bool)
+    for (start, stop), (outcomes, rows, flags) in zip(bounds, parts):
+        columns = np.array([outcome_index[o] for o in outcomes], dtype=np.int64)
+        if columns.size:
+            matrix[start:stop, columns] = rows
+        exact[start:stop] = flags
+    return list(outcome_index), matrix, exact
+
+
+class EvaluatedDistributions(Sequence):
+    """``distributions[i]``: the mechanism's validated output on ``datasets[i]``, computed when
+    asked (and kept): certification reads only the rows of its candidate pairs."""
+
+    def __init__(self, mechanism: Any, datasets: Sequence[tuple]) -> None:
+        self._mechanism = mechanism
+        self._datasets = datasets
+        self._cache: dict[int, Distribution] = {}
+
+    def __len__(self) -> int:
+        return len(self._datasets)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        found = self._cache.get(index)
+        if found is None:
+            dataset = self._datasets[index]
+            found = self._cache[index] = as_distribution(self._mechanism(dataset), dataset)
+        return found
+
+
+def measure_rate(mechanism: Any, datasets: Sequence[tuple], outcomes_hint: int = 4, budget: float = 0.3) -> tuple[float, float]:
+    """Seconds per dataset (running the mechanism on the first datasets for at most ``budget``
+    seconds) and seconds per pair (a float sweep of ``2**16`` random pairs), on one core."""
+    from dpverify.engine import RowPairs, sweep
+
+    started, count, width = time.perf_counter(), 0, outcomes_hint
+    vector = getattr(mechanism, "distributions", None)
+    while count < min(len(datasets), 1000) and time.perf_counter() - started < budget:
+        if vector is not None:
+            block = list(datasets[count : count + 256])
+            width = max(width, len(vector(block)[0]))
+            count += len(block)
+        else:
+            dataset = datasets[count]
+            width = max(width, len(as_distribution(mechanism(dataset), dataset)))
+            count += 1
+    per_dataset = (time.perf_counter() - started) / max(count, 1)
+    rows = np.random.default_rng(0).dirichlet(np.ones(width), size=4096)
+    pairs = np.random.default_rng(1).integers(0, 4096, size=(2, 1 << 16))
+    started = time.perf_counter()
+    sweep(RowPairs(rows, pairs[0], pairs[1]), 1.0, claim_delta=0.0)
+    per_pair = (time.perf_counter() - started) / (1 << 16)
+    return per_dataset, per_pair
+
+
+def check_size(
+    mechanism: Any, rel: Any, universe: Sequence[Hashable], n: int, declared: bool, max_pairs: int,
+    runner: Any,
+) -> None:
+    """:func:`check_enumeration_size`, its refusal saying how long the run would take at the rate
+    measured on this machine (the mechanism on a few datasets, the sweep on random pairs)."""
+    from dpverify.errors import EnumerationTooLarge
+    from dpverify.neighbors import check_enumeration_size
+
+    try:
+        check_enumeration_size(rel, len(universe), n, exchangeable=declared, max_pairs=max_pairs)
+    except EnumerationTooLarge as error:
+        from dpverify.pair_sources import OrderedDatasets
+        from dpverify.progress import format_seconds
+
+        pairs = rel.count(len(universe), n, exchangeable=declared)
+        if declared or rel.name == "add_remove":
+            datasets = 2 * pairs  # at most two new datasets per pair; only an estimate
+            sample: Sequence[tuple] = [tuple(sorted(d)) for d in OrderedDatasets(universe, n)[:64]]
+        else:
+            datasets = len(universe) ** n
+            sample = OrderedDatasets(universe, n)
+        per_dataset, per_pair = measure_rate(mechanism, sample)
+        seconds = datasets * per_dataset + pairs * per_pair
+        workers = "" if runner.workers == 1 else f", about {format_seconds(seconds / runner.workers)} on {runner.workers} workers"
+        raise EnumerationTooLarge(
+            f"{error} At the rate measured here ({per_dataset * 1e6:.3g} us per dataset, {per_pair * 1e9:.3g} ns "
+            f"per pair on one core) the run would take about {format_seconds(seconds)}{workers}."
+        ) from None

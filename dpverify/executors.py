@@ -1,0 +1,299 @@
+"""Where the work of a verification runs: serially, on this machine's cores, or on a Dask cluster.
+
+``verify(..., executor=...)``, ``analyze`` and ``run_audit`` accept:
+
+* ``None`` or ``"serial"`` — everything in this process (the default).
+* ``"processes"`` — a process pool over this machine's cores, created for the call and shut down
+  after it (never at import).
+* ``"dask"`` — a Dask ``LocalCluster`` (one single-threaded worker process per core), created for
+  the call and closed after it. Needs the extra: ``pip install dpverify[dask]``.
+* a ``dask.distributed.Client`` — its cluster (a ``LocalCluster`` or a real scheduler address,
+  ``Client("tcp://host:8786")``); dpverify does not close it.
+* a ``concurrent.futures.Executor`` (process or thread pool) — used as is, not shut down; its
+  workers must share this machine's file system (shared arrays travel as memory-mapped files).
+
+Work is sharded by blocks of datasets (evaluating the mechanism) and by chunk-aligned ranges of
+pairs (the float sweep); each worker returns a partial worst case, the driver merges them in shard
+order and the engine certifies as in the serial path, so every executor gives the same result, bit
+for bit (:func:`dpverify.engine.sweep`).
+
+Pickling: a process pool sends the mechanism to its workers with :mod:`pickle`, so the mechanism
+must be a module-level function or an instance of a module-level class (a lambda, a closure or a
+function defined inside another function will not pickle: :func:`check_picklable` says so before
+any work starts). Dask serialises with cloudpickle, which also ships closures; a remote cluster's
+workers must still be able to import the modules the mechanism uses.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import contextvars
+import os
+import pickle
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpverify.errors import InvalidArgument
+
+__all__ = ["EXECUTORS", "Runner", "open_executor", "use_executor", "local_cluster", "check_picklable", "is_dask_client"]
+
+#: The executor names ``verify(..., executor=...)`` accepts (besides executor objects).
+EXECUTORS = ("serial", "processes", "dask")
+
+
+def is_dask_client(value: Any) -> bool:
+    """Whether ``value`` is a ``dask.distributed.Client`` (checked without importing Dask)."""
+    return type(value).__name__ == "Client" and type(value).__module__.split(".")[0] == "distributed"
+
+
+@dataclass
+class Shared:
+    """What every task of one phase needs: large arrays (sent once) and small objects."""
+
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    objects: dict[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.arrays[name] if name in self.arrays else self.objects[name]
+
+
+@dataclass(frozen=True)
+class _Mapped:
+    """A :class:`Shared` whose arrays are ``.npy`` files, memory-mapped by each worker once."""
+
+    paths: dict[str, str]
+    objects: dict[str, Any]
+
+
+_MAPPED: dict[tuple, Shared] = {}
+
+
+def _resolve(shared: Any) -> Shared:
+    if isinstance(shared, Shared):
+        # Arrays that arrive through Dask's serialisation can be unaligned views on the received frame,
+        # which numpy reads on slow paths (4x here): copy each once, in place, for every later task.
+        for name, array in list(shared.arrays.items()):
+            if not array.flags.aligned:
+                shared.arrays[name] = np.require(array, requirements=["A", "C"])
+        return shared
+    if not isinstance(shared, _Mapped):
+        return shared
+    key = tuple(sorted(shared.paths.items()))
+    found = _MAPPED.get(key)
+    if found is None:
+        _MAPPED.clear()  # one phase at a time: drop the previous phase's maps
+        arrays = {name: np.load(path, mmap_mode="r") for name, path in shared.paths.items()}
+        found = _MAPPED[key] = Shared(arrays, {})
+    return Shared(found.arrays, shared.objects)
+
+
+def _call(function: Callable[[Any, Shared], Any], task: Any, shared: Any) -> Any:
+    return function(task, _resolve(shared))
+
+
+class Runner:
+    """One executor for the length of a call: ``map`` tasks over it, results in task order.
+
+    Attributes:
+        kind: ``"serial"``, ``"processes"``, ``"dask"`` or ``"executor"`` (one passed in).
+        workers: how many tasks run at once (shards are sized from it).
+    """
+
+    def __init__(self, kind: str, workers: int, pool: Any = None, client: Any = None, owned: Any = None) -> None:
+        self.kind = kind
+        self.workers = max(1, workers)
+        self._pool = pool
+        self._client = client
+        self._owned = owned  # what close() shuts down (None for executors the caller passed in)
+        self._folder: str | None = None
+        self.ambient = False  # lent by use_executor rather than asked for
+
+    @property
+    def parallel(self) -> bool:
+        return self.kind != "serial"
+
+    def map(
+        self, function: Callable[[Any, Shared], Any], tasks: Sequence[Any], shared: Shared,
+        on_done: Callable[[int], None] | None = None,
+    ) -> list:
+        """``[function(task, shared) for task in tasks]`` on the executor; ``on_done(i)`` as each ends."""
+        if not self.parallel:
+            inline = []
+            for index, task in enumerate(tasks):
+                inline.append(function(task, shared))
+                if on_done is not None:
+                    on_done(index)
+            return inline
+        if self._client is not None:
+            return self._map_dask(function, tasks, shared, on_done)
+        handle = self._to_files(shared)
+        futures = {self._pool.submit(_call, function, task, handle): i for i, task in enumerate(tasks)}
+        results: list = [None] * len(tasks)
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                results[futures[future]] = future.result()
+                if on_done is not None:
+                    on_done(futures[future])
+        finally:
+            for future in futures:
+                future.cancel()
+        return results
+
+    def _map_dask(self, function: Any, tasks: Sequence[Any], shared: Shared, on_done: Any) -> list:
+        from distributed import as_completed
+
+        handle = self._client.scatter(shared, broadcast=True, hash=False, direct=True)  # fresh key, straight to the workers
+        futures = [self._client.submit(_call, function, task, handle, pure=False) for task in tasks]
+        position = {future.key: i for i, future in enumerate(futures)}
+        try:
+            for future in as_completed(futures):
+                if future.status == "error":
+                    future.result()  # raises the worker's exception here
+                if on_done is not None:
+                    on_done(position[future.key])
+            return self._client.gather(futures)
+        finally:
+            self._client.cancel([*futures, handle])
+
+    def _to_files(self, shared: Shared) -> _Mapped:
+        if self._folder is None:
+            self._folder = tempfile.mkdtemp(prefix="dpverify-")
+        paths = {}
+        for name, array in shared.arrays.items():
+            path = os.path.join(self._folder, f"{name}-{uuid.uuid4().hex}.npy")
+            np.save(path, np.ascontiguousarray(array))
+            paths[name] = path
+        return _Mapped(paths, shared.objects)
+
+    def close(self) -> None:
+        """Shut down what this runner created (a pool, a LocalCluster); remove its shared files."""
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+        owned, self._owned = self._owned, None
+        if owned is not None:
+            for thing in owned:
+                close = getattr(thing, "shutdown", None) or thing.close
+                close()
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+_AMBIENT: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("dpverify_executor", default=None)
+
+
+@contextlib.contextmanager
+def use_executor(executor: Any):
+    """Within the block, every call given no executor (``executor=None``) runs on ``executor``: one
+    pool or cluster for a whole audit (``run_audit(..., executor=...)``). Closed at the end if this
+    made it. A mechanism that cannot be pickled is then evaluated here, serially (its pairs are
+    still swept on the executor); an explicit ``executor="processes"`` refuses it instead."""
+    runner = open_executor(executor)
+    token = _AMBIENT.set(runner)
+    try:
+        yield runner
+    finally:
+        _AMBIENT.reset(token)
+        runner.close()
+
+
+def open_executor(executor: Any) -> Runner:
+    """A :class:`Runner` for ``executor`` (see the module docstring); use it as a context manager.
+    ``None`` is the executor of an enclosing :func:`use_executor`, else serial.
+
+    Raises:
+        InvalidArgument: an unknown name or object, or ``"dask"`` without Dask installed.
+    """
+    if executor is None and _AMBIENT.get() is not None:
+        lent = open_executor(_AMBIENT.get())
+        lent.ambient = True
+        return lent
+    if isinstance(executor, Runner):
+        return Runner(executor.kind, executor.workers, executor._pool, executor._client)  # not owned
+    if executor is None or executor == "serial":
+        return Runner("serial", 1)
+    cores = os.cpu_count() or 1
+    if isinstance(executor, concurrent.futures.Executor):
+        return Runner("executor", getattr(executor, "_max_workers", cores), pool=executor)
+    if is_dask_client(executor):
+        return Runner("dask", max(1, len(executor.scheduler_info().get("workers", {}))), client=executor)
+    if executor == "processes":
+        import multiprocessing
+
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        pool = concurrent.futures.ProcessPoolExecutor(max_workers=cores, mp_context=context)
+        return Runner("processes", cores, pool=pool, owned=[pool])
+    if executor == "dask":
+        cluster = local_cluster(cores)
+        from distributed import Client
+
+        client = Client(cluster)
+        client.run(_warm)  # workers import the engine once, before the first timed task
+        return Runner("dask", cores, client=client, owned=[client, cluster])
+    raise InvalidArgument(
+        f"executor={executor!r} is not an executor; pass None (serial), 'processes', 'dask', a "
+        "dask.distributed.Client or a concurrent.futures.Executor."
+    )
+
+
+def local_cluster(workers: int | None = None) -> Any:
+    """A Dask ``LocalCluster`` of ``workers`` single-threaded worker processes (default: one per
+    core), as ``executor="dask"`` makes it.
+
+    Dask's nannies set ``MALLOC_TRIM_THRESHOLD_`` in their workers, which turns off glibc's adaptive
+    mmap threshold: every numpy temporary of a few MB is then mapped and unmapped afresh, and the
+    sweep runs 3-4x slower than in a plain process. The cluster is started without it; for a cluster
+    of your own, set ``distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_`` to None (Dask
+    config) before starting its workers.
+
+    Raises:
+        InvalidArgument: Dask's distributed scheduler is not installed.
+    """
+    try:
+        import dask
+        from distributed import LocalCluster
+    except ImportError:
+        raise InvalidArgument(
+            "executor='dask' needs Dask's distributed scheduler, which is not installed; install "
+            "the extra with `pip install dpverify[dask]`, or use executor='processes'."
+        ) from None
+    with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+        return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                            dashboard_address=":0")
+
+
+def _warm() -> None:
+    import dpverify.engine  # noqa: F401
+    import dpverify.evaluation  # noqa: F401
+
+
+def check_picklable(name: str, value: Any, runner: Runner) -> Runner:
+    """The runner to send ``value`` with: ``runner`` if ``value`` can travel to its workers; a serial
+    runner for a lent (ambient) process pool; else :class:`InvalidArgument` naming the fix."""
+    if runner.kind not in ("processes", "executor") or isinstance(runner._pool, concurrent.futures.ThreadPoolExecutor):
+        return runner
+    try:
+        pickle.dumps(value)
+        return runner
+    except Exception as error:  # pickle raises PicklingError, AttributeError or TypeError
+        if runner.ambient:
+            return Runner("serial", 1)
+        label = getattr(value, "__qualname__", type(value).__name__)
+        raise InvalidArgument(
+            f"{name}={label!r} cannot be sent to worker processes ({type(error).__name__}: {error}); a "
+            "process pool pickles it, so define it as a module-level function (not a lambda, a closure "
+            "or a function defined inside another function) or an instance of a module-level class, "
+            "or use executor=None or a Dask client (which ships closures with cloudpickle)."
+        ) from None

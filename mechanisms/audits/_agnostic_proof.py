@@ -1,0 +1,142 @@
+"""The proof steps of Lemma 15 (C3a, C3b) and the privacy profile of A_Agnostic, sharded over an executor.
+
+Every figure is a maximum, so the shards may finish in any order: the figures are the same on every
+executor (:mod:`dpverify.executors`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from dpverify.multisets import table as multiset_table
+from dpverify.privacy_loss import exp_epsilon
+from dpverify.rows import log_rows
+
+__all__ = ["privacy_profile", "proof_step_slack"]
+
+LN_4E2 = math.log(4 * math.e**2)
+
+
+def privacy_profile(
+    probs: np.ndarray, left: np.ndarray, right: np.ndarray, epsilon_star: float, points: int = 9, executor: Any = None
+) -> list[dict]:
+    """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]: one pass,
+    each chunk's rows gathered once for every eps, sharded over ``executor`` (maxima: the same)."""
+    from dpverify.executors import Shared, open_executor
+
+    top = epsilon_star if math.isfinite(epsilon_star) and epsilon_star > 0 else 1.0
+    grid = [top * i / (points - 1) for i in range(points)]
+    chunk = 1 << 16
+    with open_executor(executor) as runner:
+        chunks = -(-left.size // chunk)
+        size = max(1, -(-chunks // (4 * runner.workers if runner.parallel else 1))) * chunk
+        tasks = [(start, min(start + size, left.size)) for start in range(0, left.size, size)]
+        shared = Shared({"probs": probs, "left": left, "right": right}, {"factors": [exp_epsilon(e) for e in grid]})
+        parts = runner.map(_profile_block, tasks, shared)
+    worst = [max([0.0, *(part[i] for part in parts)]) for i in range(points)]
+    return [{"epsilon": e, "delta": d} for e, d in zip(grid, worst)]
+
+
+def _profile_block(task: tuple[int, int], shared: Any) -> list[float]:
+    probs, left, right, factors = shared["probs"], shared["left"], shared["right"], shared["factors"]
+    worst = [0.0] * len(factors)
+    for start in range(task[0], task[1], 1 << 16):
+        stop = min(start + (1 << 16), task[1])
+        p, q = probs[np.asarray(left[start:stop])], probs[np.asarray(right[start:stop])]
+        for i, f in enumerate(factors):
+            for a, b in ((p, q), (q, p)):
+                if a.shape[0]:
+                    worst[i] = max(worst[i], float(np.maximum(a - f * b, 0.0).sum(axis=1).max()))
+    return worst
+
+
+def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None) -> dict[str, float]:
+    """Worst slack of C3a (p1(I) <= e^eps p2(I), changed index outside I) and C3b
+    (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i}); C3b is sharded by the multisets
+    ``that`` over ``executor`` (:mod:`dpverify.executors`): maxima, the same on every executor."""
+    # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
+    distinct: dict[int, int] = {}  # index sets sharing one output array (same point counts) share its logs
+    of_t = np.array([distinct.setdefault(id(out), len(distinct)) for out in tables.outputs], dtype=np.int64)
+    outputs = np.stack(list({id(out): out for out in tables.outputs}.values()))  # (distinct t, w, K), same order
+    logs = log_rows(outputs)
+    # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
+    z = len(tables.universe)
+    k = int(tables.t_table.counts[0].sum())
+    size_w = int(tables.w_table.counts[0].sum())
+    that_table = multiset_table(z, k - 1)
+    what_counts = multiset_table(z, size_w - 1).counts
+    eye = np.eye(z, dtype=np.int64)
+    w_rows = np.stack([tables.w_table.index(what_counts + eye[c]) for c in range(z)])  # (c, what)
+    t_rows = of_t[np.stack([tables.t_table.index(that[None, :] + eye) for that in that_table.counts])]  # (that, a)
+    from dpverify.executors import Shared, open_executor
+
+    with open_executor(executor) as runner:
+        size = -(-len(t_rows) // max(1, min(len(t_rows), 4 * runner.workers if runner.parallel else 1)))
+        tasks = [(start, min(start + size, len(t_rows))) for start in range(0, len(t_rows), size)]
+        shared = Shared({"logs": logs, "outputs": outputs, "w_rows": w_rows, "t_rows": t_rows}, {})
+        parts = runner.map(_c3b_block, tasks, shared)
+    c3a = max([0.0, *(part[0] for part in parts)])
+    c3b_eps = max([0.0, *(part[1] for part in parts)])
+    c3b_delta = max([0.0, *(part[2] for part in parts)])
+    return {
+        "C3a_worst_epsilon": c3a,
+        "C3a_slack": epsilon - c3a,
+        "C3b_worst_epsilon": c3b_eps,
+        "C3b_worst_delta_at_ln4e2": c3b_delta,
+        "C3b_slack": 4 * math.e * delta - c3b_delta,
+        "C3b_epsilon_slack": LN_4E2 - c3b_eps,
+    }
+
+
+def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float, float]:
+    """C3a and C3b over the multisets ``that`` of rows ``task[0] .. task[1] - 1``: (C3a worst eps,
+    C3b worst eps, C3b worst delta at ln 4e^2).
+
+    With ``G[a, c] = ln p(t = that + e_a, w = what + e_c)`` (per ``what`` and output): C3a (same t,
+    w and w' neighbours) is ``max_c G[a, c] - min_c G[a, c]``, every t being some ``that + e_a``;
+    C3b (t1 = that + a, w1 = what + b; t2 = that + b, w2 = what + c, c != a) is
+    ``max G[a, b] - min_{c != a} G[b, c]``, the minimum without ``c = a`` read from prefix and
+    suffix minima over c. Both are exact in float (``x - min y = max (x - y)``, subtraction being
+    monotone); ``-inf - -inf`` (both probabilities 0) is a nan that fmax skips. ``what`` is taken in
+    chunks so the working set stays in cache.
+    """
+    logs, outputs, w_rows = shared["logs"], shared["outputs"], np.asarray(shared["w_rows"])
+    z, whats = w_rows.shape
+    factor = 4 * math.e**2
+    c3a, c3b_eps, c3b_delta = 0.0, 0.0, 0.0
+    step = max(1, (1 << 17) // max(1, z * z * logs.shape[-1]))
+    for rows in np.asarray(shared["t_rows"][task[0] : task[1]]):  # t = that + e_a, for every a
+        worst_here = 0.0
+        for start in range(0, whats, step):
+            grid = logs[rows[:, None, None], w_rows[None, :, start : start + step]]  # (a, c, what, K)
+            columns = [grid[:, c] for c in range(z)]
+            prefix, suffix = [columns[0]], [columns[-1]]
+            for c in range(1, z):
+                prefix.append(np.minimum(prefix[-1], columns[c]))
+                suffix.append(np.minimum(suffix[-1], columns[z - 1 - c]))
+            suffix.reverse()
+            largest = columns[0]
+            for c in range(1, z):
+                largest = np.maximum(largest, columns[c])
+            with np.errstate(invalid="ignore"):
+                c3a = max(c3a, float(np.fmax.reduce(largest - prefix[-1], axis=None, initial=0.0)))
+                for a in range(z if z > 1 else 0):
+                    if a == 0:
+                        excluded = suffix[1]
+                    elif a == z - 1:
+                        excluded = prefix[z - 2]
+                    else:
+                        excluded = np.minimum(prefix[a - 1], suffix[a + 1])
+                    difference = grid[a] - excluded  # (b, what, K): t1 = that + e_a, w1 = what + e_b
+                    worst_here = max(worst_here, float(np.fmax.reduce(difference, axis=None, initial=0.0)))
+        c3b_eps = max(c3b_eps, worst_here)
+        if worst_here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
+            second = np.asarray(outputs[rows])[:, w_rows]
+            for a in range(z):
+                others = np.array([c for c in range(z) if c != a])
+                excess = np.maximum(second[a][:, None] - factor * second[:, others], 0).sum(axis=-1)
+                c3b_delta = max(c3b_delta, float(excess.max()))
+    return c3a, c3b_eps, c3b_delta

@@ -1,0 +1,179 @@
+"""Every executor gives the same VerificationResult as the serial path (serial vs processes vs
+Dask on a LocalCluster of 2 worker processes, started once for the module)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+from fractions import Fraction
+
+import pytest
+import sympy
+
+from dpverify import InvalidArgument, Verdict, analyze, verify
+from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
+from tests.dpverify._executor_mechanisms import ClampedGeometric, count_with_secret, randomized_response_bits
+
+distributed = pytest.importorskip("distributed")
+
+FIELDS = ("holds", "verdict", "epsilon", "delta", "witness", "pairs", "datasets", "exchangeable",
+          "certified_pairs", "undecided", "within_rounding", "float_error")
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    from dpverify.executors import local_cluster
+
+    cluster = local_cluster(2)
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _fields(result):
+    return {name: getattr(result, name) for name in FIELDS}
+
+
+INSTANCES = [
+    # exact, every pair tight at ln 3: HOLDS
+    (randomized_response_bits, dict(records=(0, 1), n=4, epsilon=sympy.log(3)), Verdict.HOLDS),
+    # float, tight at its epsilon: HOLDS_WITHIN_ROUNDING, with the closest pair as witness
+    (ClampedGeometric(0.5), dict(records=(0, 1), n=6, epsilon=Fraction(1, 2)), Verdict.HOLDS_WITHIN_ROUNDING),
+    # EM without its 1/2, black box over 6 records, n = 4 (3,240 pairs): VIOLATED
+    (threshold_learner(2, epsilon=1.0, selector=exponential_mechanism_without_half),
+     dict(records=((0, 0), (0, 1), (1, 0), (1, 1)), n=4, epsilon=1.0, exchangeable=False), Verdict.VIOLATED),
+    # several shards of 2**16 pairs: 4 records, n = 7, 172,032 black-box pairs
+    (threshold_learner(2, epsilon=1.0), dict(records=((0, 0), (0, 1), (1, 0), (1, 1)), n=7, epsilon=1.0,
+                                            exchangeable=False), Verdict.HOLDS),
+    # exchangeable (multiset pairs) and a leak with infinite epsilon
+    (threshold_learner(3, epsilon=0.5), dict(records=((0, 0), (1, 1), (2, 0)), n=5, epsilon=0.5), Verdict.HOLDS),
+    (count_with_secret, dict(records=(0, 1, 2), n=3, epsilon=2.0), Verdict.VIOLATED),
+    (randomized_response_bits, dict(records=(0, 1), n=3, epsilon=1.0, delta=0.05), Verdict.VIOLATED),
+]
+
+
+@pytest.mark.parametrize(("mechanism", "arguments", "verdict"), INSTANCES)
+def test_processes_and_dask_give_the_serial_result(dask_client, mechanism, arguments, verdict):
+    serial = verify(mechanism, **arguments)
+    assert serial.verdict is verdict
+    expected = _fields(serial)
+    assert _fields(verify(mechanism, executor="processes", **arguments)) == expected
+    assert _fields(verify(mechanism, executor=dask_client, **arguments)) == expected
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        assert _fields(verify(mechanism, executor=pool, **arguments)) == expected
+        assert not pool._shutdown  # an executor passed in is not shut down
+
+
+def test_dask_by_name_starts_and_closes_a_local_cluster():
+    arguments = dict(records=(0, 1), n=3, epsilon=sympy.log(3))
+    result = verify(randomized_response_bits, executor="dask", **arguments)
+    assert _fields(result) == _fields(verify(randomized_response_bits, **arguments))
+
+
+def test_analysis_on_an_executor_measures_the_same(dask_client):
+    mechanism = threshold_learner(2, epsilon=1.0)
+    records = ((0, 0), (0, 1), (1, 0), (1, 1))
+    serial = analyze(mechanism, records=records, n=5, exchangeable=False)
+    for executor in ("processes", dask_client):
+        other = analyze(mechanism, records=records, n=5, exchangeable=False, executor=executor)
+        assert other.epsilon_star() == serial.epsilon_star()
+        assert other.profile([0.1, 0.5]) == serial.profile([0.1, 0.5])
+        assert (other.matrix == serial.matrix).all() and other.outcomes == serial.outcomes
+
+
+def test_a_closure_is_refused_for_processes_with_the_fix():
+    def local(dataset):
+        return {0: 1}
+
+    with pytest.raises(InvalidArgument, match="module-level function"):
+        verify(local, records=(0, 1), n=2, epsilon=1.0, executor="processes")
+    assert verify(local, records=(0, 1), n=2, epsilon=1.0, executor=None).holds
+
+
+def test_an_unknown_executor_is_refused():
+    with pytest.raises(InvalidArgument, match=r"executor='threads'.*'processes', 'dask'"):
+        verify(randomized_response_bits, records=(0, 1), n=2, epsilon=1.0, executor="threads")
+
+
+def test_witness_fields_are_values():
+    # the witness compares by value (a frozen dataclass), so the equality above is meaningful
+    result = verify(count_with_secret, records=(0, 1, 2), n=2, epsilon=1.0)
+    assert dataclasses.is_dataclass(result.witness) and result.witness == dataclasses.replace(result.witness)
+
+
+def _audit_figures(rows):
+    return [(r.case.claim, r.case.mechanism, r.measurement.epsilon_star, r.measurement.delta_star, r.measurement.verdict,
+             r.measurement.witness, {k: v for k, v in r.measurement.details.items()}) for r in rows]
+
+
+def test_audit_rows_are_the_same_on_every_executor(dask_client):
+    from dpverify.audit import audit_cases, run_audit
+
+    wanted = {("C1", "exponential_mechanism"), ("C1", "mutant_exponential_without_half"), ("C2", "a_relabel"),
+              ("C3", "a_agnostic"), ("C3", "mutant_inner_consistent"), ("C14", "item_level_learner")}
+    first = {}
+    for case in audit_cases():  # the first row of each wanted (claim, mechanism): a small instance
+        first.setdefault((case.claim, case.mechanism), case)
+    cases = [first[key] for key in sorted(wanted)]
+    serial = _audit_figures(run_audit(cases))
+    assert _audit_figures(run_audit(cases, executor="processes")) == serial
+    assert _audit_figures(run_audit(cases, executor=dask_client)) == serial
+
+
+def test_c3_with_proof_steps_is_the_same_on_every_executor(dask_client):
+    from mechanisms.audits.realizable_to_agnostic import measure_agnostic
+
+    serial = measure_agnostic(domain_size=3, n=10, epsilon=0.2)
+    for executor in ("processes", dask_client):
+        other = measure_agnostic(domain_size=3, n=10, epsilon=0.2, executor=executor)
+        assert (other.epsilon_star, other.delta_star, other.verdict, other.details) == (
+            serial.epsilon_star, serial.delta_star, serial.verdict, serial.details)
+
+
+def test_cli_check_runs_on_processes(capsys):
+    from dpverify.cli import main
+
+    code = main(["check", "tests.dpverify._executor_mechanisms:randomized_response_bits", "--records", "[0, 1]",
+                 "--n", "3", "--epsilon", "log(3)", "--executor", "processes", "--no-progress"])
+    assert code == 0 and "HOLDS" in capsys.readouterr().out
+
+
+def test_progress_bar_shows_datasets_and_pairs(capsys, monkeypatch):
+    import tqdm
+
+    seen = []
+    original = tqdm.tqdm.__init__
+
+    def spy(self, *args, **kwargs):
+        kwargs["delay"] = 0  # show at once
+        seen.append((kwargs.get("desc"), kwargs.get("unit"), kwargs.get("total")))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(tqdm.tqdm, "__init__", spy)
+    verify(randomized_response_bits, records=(0, 1), n=3, epsilon=sympy.log(3), progress=True)
+    assert ("evaluating randomized_response_bits", " datasets", 8) in seen
+    assert ("checking randomized_response_bits", " pairs", 12) in seen
+    assert "pairs" in capsys.readouterr().err
+
+
+def test_max_pairs_refusal_says_how_long_the_run_would_take():
+    from dpverify import EnumerationTooLarge
+
+    with pytest.raises(EnumerationTooLarge, match=r"At the rate measured here .* would take about \S+"):
+        verify(threshold_learner(4, epsilon=1.0), records=[(x, y) for x in range(4) for y in (0, 1)], n=8,
+               epsilon=1.0, exchangeable=False)
+
+
+def test_verify_pairs_same_result_on_processes():
+    # StatDP's patterns for report noisy max (k = 5, eps = 0.7): eps* = 0.681883 on every executor.
+    from fractions import Fraction
+
+    from dpverify import statdp_patterns, verify_pairs
+    from mechanisms.noisy_max import ReportNoisyMax
+
+    mechanism = ReportNoisyMax(Fraction(7, 10))
+    serial = verify_pairs(mechanism, pairs=statdp_patterns(5), epsilon=Fraction(7, 10))
+    pooled = verify_pairs(mechanism, pairs=statdp_patterns(5), epsilon=Fraction(7, 10), executor="processes")
+    assert serial.epsilon == pooled.epsilon and abs(serial.epsilon - 0.681883) < 1e-6
+    assert (serial.verdict, serial.delta, serial.pairs, serial.witness) == (pooled.verdict, pooled.delta, pooled.pairs, pooled.witness)
