@@ -61,14 +61,26 @@ _UNIT = 2.0**-53
 
 class Claim:
     """Base of the claim values: ``decide(pairs)`` gives the engine's
-    :class:`~dpverify.engine.Decision`; ``claimed_epsilon`` / ``claimed_delta`` are the (epsilon,
-    delta) the engine checks (for :class:`Stability`: 0 and gamma)."""
+    :class:`~dpverify.engine.Decision` on ``project(pairs)`` (the pairs themselves, or their binary
+    or per-query projections) at ``claimed_epsilon`` / ``claimed_delta`` (for :class:`Stability`: 0
+    and gamma)."""
 
-    claimed_epsilon: Any
-    claimed_delta: Any
+    @property
+    def claimed_epsilon(self) -> Any:
+        return self.epsilon
+
+    @property
+    def claimed_delta(self) -> Any:
+        return self.delta
+
+    def project(self, pairs: RowPairs) -> RowPairs:
+        """The rows the claim is a DP claim about (default: the mechanism's own outputs)."""
+        return pairs
 
     def decide(self, pairs: RowPairs) -> Decision:
-        raise NotImplementedError
+        from dpverify.engine import decide
+
+        return decide(self.project(pairs), self.claimed_epsilon, self.claimed_delta)
 
 
 @dataclass(frozen=True)
@@ -88,19 +100,6 @@ class PureDp(Claim):
     def delta(self) -> int:
         return 0
 
-    @property
-    def claimed_epsilon(self) -> Any:
-        return self.epsilon
-
-    @property
-    def claimed_delta(self) -> Any:
-        return 0
-
-    def decide(self, pairs: RowPairs) -> Decision:
-        from dpverify.engine import decide
-
-        return decide(pairs, self.epsilon, 0)
-
     def __str__(self) -> str:
         return f"pure DP (eps={self.epsilon})"
 
@@ -119,19 +118,6 @@ class ApproximateDp(Claim):
     def __post_init__(self) -> None:
         check_epsilon(self.epsilon)
         check_delta(self.delta)
-
-    @property
-    def claimed_epsilon(self) -> Any:
-        return self.epsilon
-
-    @property
-    def claimed_delta(self) -> Any:
-        return self.delta
-
-    def decide(self, pairs: RowPairs) -> Decision:
-        from dpverify.engine import decide
-
-        return decide(pairs, self.epsilon, self.delta)
 
     def __str__(self) -> str:
         return f"(eps={self.epsilon}, delta={self.delta})-DP"
@@ -160,10 +146,8 @@ class Stability(Claim):
     def claimed_delta(self) -> Any:
         return self.gamma
 
-    def decide(self, pairs: RowPairs) -> Decision:
-        from dpverify.engine import decide
-
-        return decide(outcome_projections(pairs), 0, self.gamma)
+    def project(self, pairs: RowPairs) -> RowPairs:
+        return outcome_projections(pairs)
 
     def __str__(self) -> str:
         return f"uniform stability (gamma={self.gamma})"
@@ -202,18 +186,8 @@ class PredictionDp(Claim):
         if self.predict is not None:
             check_callable("predict", self.predict, fix="pass a function (outcome, x) -> label, or None")
 
-    @property
-    def claimed_epsilon(self) -> Any:
-        return self.epsilon
-
-    @property
-    def claimed_delta(self) -> Any:
-        return self.delta
-
-    def decide(self, pairs: RowPairs) -> Decision:
-        from dpverify.engine import decide
-
-        return decide(prediction_projections(pairs, self.queries, self.predict), self.epsilon, self.delta)
+    def project(self, pairs: RowPairs) -> RowPairs:
+        return prediction_projections(pairs, self.queries, self.predict)
 
     def __str__(self) -> str:
         where = "every query" if self.queries is None else f"queries {list(self.queries)}"
