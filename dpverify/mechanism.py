@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["Mechanism", "ExactMechanism", "Learner", "mutant", "parent_of", "is_mutant"]
+__all__ = ["Mechanism", "ExactMechanism", "Learner", "TwoNumberModes", "mutant", "parent_of", "is_mutant"]
 
 Dataset = tuple
 _T = TypeVar("_T")
@@ -66,6 +66,24 @@ class Learner(Mechanism, Protocol):
     concept_class: Any
     delta: float
     name: str
+
+
+class TwoNumberModes:
+    """Base for a mechanism computed in two number modes by one ``_distribution(dataset, exact=)``:
+    calling it gives the mode of its ``exact`` attribute (float by default), and
+    ``exact_distribution`` always the exact one — an :class:`ExactMechanism`."""
+
+    exact: bool = False
+
+    def __call__(self, dataset: Dataset) -> Mapping[Hashable, Any]:
+        return self._distribution(dataset, exact=self.exact)
+
+    def exact_distribution(self, dataset: Dataset) -> Mapping[Hashable, Any]:
+        """The output distribution in exact numbers, whatever the number mode."""
+        return self._distribution(dataset, exact=True)
+
+    def _distribution(self, dataset: Dataset, *, exact: bool) -> Mapping[Hashable, Any]:
+        raise NotImplementedError
 
 
 def mutant(*, of: Any, broken: str) -> Callable[[_T], _T]:

@@ -45,7 +45,7 @@ import numpy as np
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass, Dataset
 from dpverify.errors import InvalidArgument
-from dpverify.mechanism import mutant
+from dpverify.mechanism import TwoNumberModes, mutant
 from dpverify.validation import check_epsilon, check_probability, check_type, exact_number
 from mechanisms.exponential import exponential_mechanism
 
@@ -222,7 +222,7 @@ def select_hypothesis(counts: tuple[int, ...], family: tuple[Labeling, ...], n: 
     return selector(scores, epsilon=epsilon, sensitivity=Fraction(2, n), exact=exact)
 
 
-class ItemLevelLearner:
+class ItemLevelLearner(TwoNumberModes):
     """Li–Wang–Ye 2024 Thm. 3.4 / App. B: EM over ``H`` with the surrogate score (C14).
 
     Call it on a labeled dataset ``z``; it returns the distribution of the chosen hypothesis (a
@@ -270,13 +270,6 @@ class ItemLevelLearner:
     def families_for(self, z: Dataset) -> HypothesisFamilies:
         """The distribution over families used on ``z`` (data-independent here)."""
         return self.H
-
-    def __call__(self, z: Dataset) -> Distribution:
-        return self._distribution(z, exact=self.exact)
-
-    def exact_distribution(self, z: Dataset) -> Distribution:
-        """The exact (sympy) output distribution, whatever the number mode."""
-        return self._distribution(z, exact=True)
 
     def _distribution(self, z: Dataset, *, exact: bool) -> Distribution:
         z = check_labeled_dataset(z, self.C.domain_size)

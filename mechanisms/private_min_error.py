@@ -25,6 +25,7 @@ import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
+from dpverify.mechanism import TwoNumberModes
 from dpverify.validation import check_probability, exact_number
 from mechanisms.laplace import prob_noisy_at_most
 from mechanisms.user_data import (
@@ -62,7 +63,7 @@ class _CompareSpec:
             alpha.numerator, alpha.denominator * 2800)
 
 
-class PrivateCompare:
+class PrivateCompare(TwoNumberModes):
     """Li–Wang–Ye 2024 Lemma C.1: is ``min_c err^t_z(c)`` below the level of ``eta~``? (eps-DP)
 
     Outputs 0 iff ``min_c err^t_z(c) + Lap(1/(eps n)) <= Pr[Bin(m, eta~) > t] + sqrt(m) alpha/2800``,
@@ -100,12 +101,6 @@ class PrivateCompare:
     def threshold(self) -> sympy.Expr:
         return self.spec.threshold
 
-    def __call__(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=self.exact)
-
-    def exact_distribution(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=True)
-
     def _distribution(self, z: Any, *, exact: bool) -> Distribution:
         users = check_user_dataset(z, self.m, range(self.C.domain_size))
         n = len(users)
@@ -115,7 +110,7 @@ class PrivateCompare:
         return Distribution({0: zero, 1: 1 - zero})
 
 
-class PrivateMinError:
+class PrivateMinError(TwoNumberModes):
     """Li–Wang–Ye 2024 App. C, Alg. 2 (Lemma 4.5): binary search for ``eta`` with PrivateCompare.
 
     ``l, r = 0, 1``; ``T = ceil(log2(2/alpha))`` rounds, each a :class:`PrivateCompare` at
@@ -156,12 +151,6 @@ class PrivateMinError:
     def midpoints(self) -> list[Fraction]:
         """Every ``mid`` the search can query (``2^T - 1`` dyadic points)."""
         return [Fraction(2 * j + 1, 2**k) for k in range(1, self.T + 1) for j in range(2 ** (k - 1))]
-
-    def __call__(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=self.exact)
-
-    def exact_distribution(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=True)
 
     def minima(self, z: UserDataset) -> tuple[int, ...]:
         """``n min_c err^t_z(c)`` for ``t = 0..m``."""

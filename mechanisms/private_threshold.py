@@ -27,7 +27,7 @@ import sympy
 
 from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
-from dpverify.mechanism import mutant
+from dpverify.mechanism import TwoNumberModes, mutant
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.laplace import argmin_distribution
 from mechanisms.user_data import (
@@ -72,7 +72,7 @@ def _in_range_counts(users: UserDataset, N: int) -> np.ndarray:
     return out
 
 
-class PrivateMedian:
+class PrivateMedian(TwoNumberModes):
     """Li–Wang–Ye 2024 Lemma 5.1 (proof D.1): an approximate median of ``[l, r]`` by EM (eps-DP).
 
     EM over ``u in {l..r}`` with ``q(z, u) = max(dis^s(f_{l-1}, f_{u-1}), dis^s(f_u, f_r))`` —
@@ -115,12 +115,6 @@ class PrivateMedian:
             return int(((prefix[:, b + 1] - prefix[:, a]) > self.s).sum())
         return {u: max(users_over(self.l, u - 1), users_over(u + 1, self.r)) for u in range(self.l, self.r + 1)}
 
-    def __call__(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=self.exact)
-
-    def exact_distribution(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=True)
-
     def _distribution(self, z: Any, *, exact: bool) -> Distribution:
         users = check_user_dataset(z, self.m, range(1, self.N + 1))
         counts = self.counts(_in_range_counts(users, self.N))
@@ -139,7 +133,7 @@ def _branches(values: tuple[Fraction, ...], scale: Fraction, exact: bool) -> Dis
     return argmin_distribution(list(values), scales=scale, exact=exact)
 
 
-class PrivateThreshold:
+class PrivateThreshold(TwoNumberModes):
     """Li–Wang–Ye 2024 Section 5, Alg. 1: PrivateThreshold over ``f_u``, ``X = {1..N}`` (C16).
 
     ``l, r = 0, N``; ``eps' = eps/(4T)``; for ``k = 1..T``: stop if ``l = r``;
@@ -193,12 +187,6 @@ class PrivateThreshold:
     def _error_counts(self, users: UserDataset) -> tuple[int, ...]:
         counts = _mistakes(self._labels[1:], users)  # rows u = 0..N
         return tuple(int(v) for v in (counts > self.t).sum(axis=0))
-
-    def __call__(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=self.exact)
-
-    def exact_distribution(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=True)
 
     def _distribution(self, z: Any, *, exact: bool) -> Distribution:
         users = check_user_dataset(z, self.m, range(1, self.N + 1))

@@ -21,7 +21,7 @@ import numpy as np
 
 from dpverify.distribution import Distribution
 from dpverify.domains import ConceptClass
-from dpverify.mechanism import mutant
+from dpverify.mechanism import TwoNumberModes, mutant
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.item_level import hypothesis_families, select_hypothesis
 from mechanisms.private_min_error import PrivateMinError
@@ -45,7 +45,7 @@ __all__ = ["UserLevelLearner", "MutantUserLevelWithoutComposition"]
 # -- the user-level learner (Thm. 4.6) ----------------------------------------------------------
 
 
-class UserLevelLearner:
+class UserLevelLearner(TwoNumberModes):
     """Li–Wang–Ye 2024 Thm. 4.6 (proof C.4): PrivateMinError at eps/2, then EM at eps/2 (C15).
 
     1. ``eta^ ~ PrivateMinError(z, eps/2, alpha_min)`` with ``alpha_min = alpha/6`` (C.4 asks
@@ -113,12 +113,6 @@ class UserLevelLearner:
             dis = (_disagreements(self.C.matrix, labels, users) > self.s).sum(axis=0)  # (|C|, |H|)
             out.append(tuple(int(v) for v in (errors[:, None] + dis).min(axis=0)))
         return out
-
-    def __call__(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=self.exact)
-
-    def exact_distribution(self, z: Any) -> Distribution:
-        return self._distribution(z, exact=True)
 
     def _distribution(self, z: Any, *, exact: bool) -> Distribution:
         users = check_user_dataset(z, self.m, range(self.C.domain_size))
