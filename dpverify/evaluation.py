@@ -44,7 +44,7 @@ def as_distribution(value: Any, dataset: tuple) -> Distribution:
 
 
 def _vectorised(mechanism: Any, block: Sequence[tuple]) -> tuple[list, np.ndarray, np.ndarray]:
-    datasets = list(block)
+    datasets = block if hasattr(block, "indices") else list(block)  # ordered datasets stay lazy
     outcomes, matrix = mechanism.distributions(datasets)
     matrix = np.asarray(matrix, dtype=float)
     outcomes = list(outcomes)

@@ -112,7 +112,7 @@ class Runner:
         self._pool = pool
         self._client = client
         self._owned = owned  # what close() shuts down (None for executors the caller passed in)
-        self._folder: str | None = None
+        self._folders: dict[str | None, str] = {}  # where shared arrays are written: memory or disk
         self.ambient = False  # lent by use_executor rather than asked for
 
     @property
@@ -144,6 +144,9 @@ class Runner:
         finally:
             for future in futures:
                 future.cancel()
+            for path in handle.paths.values():  # workers that still map a file keep it until they drop it
+                with contextlib.suppress(OSError):
+                    os.remove(path)
         return results
 
     def _map_dask(self, function: Any, tasks: Sequence[Any], shared: Shared, on_done: Any) -> list:
@@ -163,20 +166,23 @@ class Runner:
             self._client.cancel([*futures, handle])
 
     def _to_files(self, shared: Shared) -> _Mapped:
-        if self._folder is None:
-            self._folder = tempfile.mkdtemp(prefix="dpverify-")
-        paths = {}
+        paths: dict[str, str] = {}
+        if not shared.arrays:
+            return _Mapped(paths, shared.objects)
+        where = _memory_folder(sum(array.nbytes for array in shared.arrays.values()))
+        if where not in self._folders:
+            self._folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
         for name, array in shared.arrays.items():
-            path = os.path.join(self._folder, f"{name}-{uuid.uuid4().hex}.npy")
+            path = os.path.join(self._folders[where], f"{name}-{uuid.uuid4().hex}.npy")
             np.save(path, np.ascontiguousarray(array))
             paths[name] = path
         return _Mapped(paths, shared.objects)
 
     def close(self) -> None:
         """Shut down what this runner created (a pool, a LocalCluster); remove its shared files."""
-        if self._folder is not None:
-            shutil.rmtree(self._folder, ignore_errors=True)
-            self._folder = None
+        for folder in self._folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        self._folders = {}
         owned, self._owned = self._owned, None
         if owned is not None:
             for thing in owned:
@@ -188,6 +194,17 @@ class Runner:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _memory_folder(nbytes: int) -> str | None:
+    """``/dev/shm`` (memory, 5x faster to write than a disk's ``/tmp`` here) if it has room for
+    four times ``nbytes``, else None (the system's temporary folder). Containers often give
+    ``/dev/shm`` only 64 MiB, hence the check."""
+    folder = "/dev/shm"
+    try:
+        return folder if os.access(folder, os.W_OK) and shutil.disk_usage(folder).free > 4 * nbytes else None
+    except OSError:
+        return None
 
 
 _AMBIENT: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("dpverify_executor", default=None)
