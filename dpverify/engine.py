@@ -296,7 +296,7 @@ def sweep(
     strict ``>``, which is the serial sweep's own rule: every executor finds the same pairs.
     """
     from dpverify._sweep import sweep_shard
-    from dpverify.executors import Shared, open_executor
+    from dpverify.executors import Shared, open_executor, shard_ranges
 
     factor = exp_epsilon(epsilon)
     outcomes = pairs.matrix.shape[1]
@@ -309,9 +309,7 @@ def sweep(
     total = len(pairs.source)
     with open_executor(pairs.executor) as runner:
         chunks = -(-total // _CHUNK)
-        shards = max(1, min(chunks, 4 * runner.workers if runner.parallel else max(1, chunks // 16)))
-        step = -(-chunks // shards) * _CHUNK
-        tasks = [(start, min(start + step, total)) for start in range(0, total, step)] or [(0, 0)]
+        tasks = shard_ranges(total, 4 * runner.workers if runner.parallel else max(1, chunks // 16), _CHUNK)
         arrays = {"matrix": pairs.matrix, "logs": pairs.logs}
         if isinstance(pairs.source, ArrayPairs):  # index arrays travel once per worker, not once per shard
             arrays["left"], arrays["right"] = pairs.source.left, pairs.source.right

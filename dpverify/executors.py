@@ -42,7 +42,10 @@ import numpy as np
 
 from dpverify.errors import InvalidArgument
 
-__all__ = ["EXECUTORS", "Runner", "open_executor", "use_executor", "local_cluster", "check_picklable", "is_dask_client"]
+__all__ = [
+    "EXECUTORS", "Runner", "open_executor", "use_executor", "local_cluster", "check_picklable", "is_dask_client",
+    "shard_ranges",
+]
 
 #: The executor names ``verify(..., executor=...)`` accepts (besides executor objects).
 EXECUTORS = ("serial", "processes", "dask")
@@ -51,6 +54,19 @@ EXECUTORS = ("serial", "processes", "dask")
 def is_dask_client(value: Any) -> bool:
     """Whether ``value`` is a ``dask.distributed.Client`` (checked without importing Dask)."""
     return type(value).__name__ == "Client" and type(value).__module__.split(".")[0] == "distributed"
+
+
+def shard_ranges(total: int, parts: int, unit: int = 1) -> list[tuple[int, int]]:
+    """``[start, stop)`` ranges covering ``0 .. total - 1`` in order: ``parts`` ranges (fewer when
+    there are fewer units) whose sizes differ by at most one ``unit``, every boundary but the last
+    a multiple of ``unit``. Equal shards keep every worker busy to the end of a phase (7 shards of
+    5 on 2 workers leave one idle for a whole shard; 8 of 4 or 5 do not)."""
+    units = -(-total // unit) if total > 0 else 0
+    parts = max(1, min(parts, units))
+    if not units:
+        return [(0, 0)]
+    bounds = [min(total, (units * g // parts) * unit) for g in range(parts + 1)]
+    return [(bounds[g], bounds[g + 1]) for g in range(parts)]
 
 
 @dataclass
@@ -73,6 +89,7 @@ class _Mapped:
 
 
 _MAPPED: dict[tuple, Shared] = {}
+_PHASES_MAPPED = 4
 
 
 def _resolve(shared: Any) -> Shared:
@@ -86,11 +103,13 @@ def _resolve(shared: Any) -> Shared:
     if not isinstance(shared, _Mapped):
         return shared
     key = tuple(sorted(shared.paths.items()))
-    found = _MAPPED.get(key)
+    found = _MAPPED.pop(key, None)
     if found is None:
-        _MAPPED.clear()  # one phase at a time: drop the previous phase's maps
         arrays = {name: np.load(path, mmap_mode="r") for name, path in shared.paths.items()}
-        found = _MAPPED[key] = Shared(arrays, {})
+        found = Shared(arrays, {})
+    _MAPPED[key] = found  # most recent last; phases may interleave (Runner.submit), so keep a few
+    while len(_MAPPED) > _PHASES_MAPPED:
+        del _MAPPED[next(iter(_MAPPED))]
     return Shared(found.arrays, shared.objects)
 
 
@@ -124,46 +143,29 @@ class Runner:
         on_done: Callable[[int], None] | None = None,
     ) -> list:
         """``[function(task, shared) for task in tasks]`` on the executor; ``on_done(i)`` as each ends."""
+        return self.submit(function, tasks, shared, on_done).results()
+
+    def submit(
+        self, function: Callable[[Any, Shared], Any], tasks: Sequence[Any], shared: Shared,
+        on_done: Callable[[int], None] | None = None,
+    ) -> Pending:
+        """:meth:`map` without waiting: the tasks are queued behind those already submitted and
+        :meth:`Pending.results` collects them, so the driver can prepare the next phase (or queue
+        an independent one) while the workers compute. Serially the tasks run here and now."""
         if not self.parallel:
             inline = []
             for index, task in enumerate(tasks):
                 inline.append(function(task, shared))
                 if on_done is not None:
                     on_done(index)
-            return inline
+            return Pending(done=inline)
         if self._client is not None:
-            return self._map_dask(function, tasks, shared, on_done)
-        handle = self._to_files(shared)
-        futures = {self._pool.submit(_call, function, task, handle): i for i, task in enumerate(tasks)}
-        results: list = [None] * len(tasks)
-        try:
-            for future in concurrent.futures.as_completed(futures):
-                results[futures[future]] = future.result()
-                if on_done is not None:
-                    on_done(futures[future])
-        finally:
-            for future in futures:
-                future.cancel()
-            for path in handle.paths.values():  # workers that still map a file keep it until they drop it
-                with contextlib.suppress(OSError):
-                    os.remove(path)
-        return results
-
-    def _map_dask(self, function: Any, tasks: Sequence[Any], shared: Shared, on_done: Any) -> list:
-        from distributed import as_completed
-
-        handle = self._client.scatter(shared, broadcast=True, hash=False, direct=True)  # fresh key, straight to the workers
-        futures = [self._client.submit(_call, function, task, handle, pure=False) for task in tasks]
-        position = {future.key: i for i, future in enumerate(futures)}
-        try:
-            for future in as_completed(futures):
-                if future.status == "error":
-                    future.result()  # raises the worker's exception here
-                if on_done is not None:
-                    on_done(position[future.key])
-            return self._client.gather(futures)
-        finally:
-            self._client.cancel([*futures, handle])
+            handle = self._client.scatter(shared, broadcast=True, hash=False, direct=True)  # fresh key, straight to the workers
+            futures = [self._client.submit(_call, function, task, handle, pure=False) for task in tasks]
+            return Pending(futures=futures, client=self._client, handle=handle, on_done=on_done)
+        mapped = self._to_files(shared)
+        futures = [self._pool.submit(_call, function, task, mapped) for task in tasks]
+        return Pending(futures=futures, paths=list(mapped.paths.values()), on_done=on_done)
 
     def _to_files(self, shared: Shared) -> _Mapped:
         paths: dict[str, str] = {}
@@ -205,6 +207,58 @@ def _memory_folder(nbytes: int) -> str | None:
         return folder if os.access(folder, os.W_OK) and shutil.disk_usage(folder).free > 4 * nbytes else None
     except OSError:
         return None
+
+
+class Pending:
+    """Tasks submitted by :meth:`Runner.submit`; :meth:`results` waits for them, in task order."""
+
+    def __init__(
+        self, *, done: list | None = None, futures: list | None = None, client: Any = None, handle: Any = None,
+        paths: Sequence[str] = (), on_done: Callable[[int], None] | None = None,
+    ) -> None:
+        self._done, self._futures, self._client, self._handle = done, futures or [], client, handle
+        self._paths, self._on_done = list(paths), on_done
+
+    def results(self) -> list:
+        """The tasks' results in task order (a worker's exception is raised here)."""
+        if self._done is not None:
+            return self._done
+        try:
+            self._done = self._gather_dask() if self._client is not None else self._gather_pool()
+            return self._done
+        finally:
+            self._release()
+
+    def _gather_pool(self) -> list:
+        position = {future: i for i, future in enumerate(self._futures)}
+        results: list = [None] * len(self._futures)
+        for future in concurrent.futures.as_completed(position):
+            results[position[future]] = future.result()
+            if self._on_done is not None:
+                self._on_done(position[future])
+        return results
+
+    def _gather_dask(self) -> list:
+        from distributed import as_completed
+
+        position = {future.key: i for i, future in enumerate(self._futures)}
+        for future in as_completed(self._futures):
+            if future.status == "error":
+                future.result()  # raises the worker's exception here
+            if self._on_done is not None:
+                self._on_done(position[future.key])
+        return self._client.gather(self._futures)
+
+    def _release(self) -> None:
+        if self._client is not None:
+            self._client.cancel([*self._futures, self._handle])
+        for future in self._futures:
+            if hasattr(future, "cancel") and self._client is None:
+                future.cancel()
+        for path in self._paths:  # workers that still map a file keep it until they drop it
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        self._futures, self._paths = [], []
 
 
 _AMBIENT: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("dpverify_executor", default=None)

@@ -12,7 +12,6 @@ The substitute pairs of an exchangeable mechanism are ``(M + e_a, M + e_b)`` for
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 
 import numpy as np
@@ -39,10 +38,12 @@ class MultisetTable:
         self.counts = _count_vectors(universe_size, n)
         self._binomials = _bar_binomials(universe_size, n)
         codes = self._codes(self.counts)
-        self._order = np.argsort(codes)
-        self._sorted_codes = codes[self._order]
-        if self._sorted_codes.size > 1 and not np.all(np.diff(self._sorted_codes) > 0):
-            raise AssertionError(f"multiset codes are not distinct for z={universe_size}, n={n}")
+        # The code is a bijection onto [0, len): invert it once, so a look-up is one gather.
+        self._row_of_code = np.full(len(codes), -1, dtype=np.int64)
+        inside = (codes >= 0) & (codes < len(codes))
+        self._row_of_code[codes[inside]] = np.flatnonzero(inside)
+        if not inside.all() or (self._row_of_code < 0).any():
+            raise AssertionError(f"multiset codes are not a bijection onto the rows for z={universe_size}, n={n}")
 
     def __len__(self) -> int:
         return self.counts.shape[0]
@@ -70,8 +71,7 @@ class MultisetTable:
             codes = self._codes(counts)
         except IndexError:  # a bar past the last slot: a total above n
             codes = np.full(counts.shape[0], -1, dtype=np.int64)
-        position = np.minimum(np.searchsorted(self._sorted_codes, codes), len(self) - 1)
-        rows = self._order[position]
+        rows = self._row_of_code[np.clip(codes, 0, len(self) - 1)]
         # The code is a bijection on the table; a vector outside it (a negative count, a total other
         # than n) lands on another row or none, which this comparison catches: never a silent alias.
         if not np.array_equal(self.counts[rows], counts):
@@ -94,28 +94,38 @@ class MultisetTable:
         eye = np.eye(self.universe_size, dtype=np.int64)
         members = np.stack([self.index(smaller.counts + eye[a]) for a in range(self.universe_size)], axis=1)
         a, b = np.triu_indices(self.universe_size, k=1)
-        self._pairs = (members[:, a].ravel(), members[:, b].ravel())
+        self._pairs = (np.take(members, a, axis=1).ravel(), np.take(members, b, axis=1).ravel())
         expected = len(smaller) * math.comb(self.universe_size, 2)  # C(z+n-2, n-1) C(z, 2)
         if self._pairs[0].size != expected:  # invariant: an independent count
             raise AssertionError(f"{self._pairs[0].size} substitute pairs enumerated, {expected} expected")
         return self._pairs
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)
 def _count_vectors(universe_size: int, n: int) -> np.ndarray:
-    """All count vectors, in ``combinations_with_replacement`` order (read-only, cached)."""
-    if n == 0:
-        members = np.zeros((1, 0), dtype=np.int64)
-    else:
-        members = np.fromiter(
-            itertools.chain.from_iterable(itertools.combinations_with_replacement(range(universe_size), n)),
-            dtype=np.int64,
-        ).reshape(-1, n)
-    counts = np.zeros((members.shape[0], universe_size), dtype=np.int64)
-    rows = np.repeat(np.arange(members.shape[0]), n)
-    np.add.at(counts, (rows, members.ravel()), 1)
-    counts.setflags(write=False)
-    return counts
+    """All count vectors, in ``combinations_with_replacement`` order (read-only, cached).
+
+    That order lists the multisets with the most copies of record 0 first: the table is the blocks
+    ``c_0 = n, n - 1, ..., 0``, each ``c_0`` followed by the table of ``n - c_0`` over the other
+    records, built here by that recursion (each sub-table once) instead of one tuple at a time.
+    """
+    if universe_size == 0:
+        return _read_only(np.zeros((1 if n == 0 else 0, 0), dtype=np.int64))
+    if universe_size == 1:
+        return _read_only(np.full((1, 1), n, dtype=np.int64))
+    blocks = []
+    for first in range(n, -1, -1):
+        rest = _count_vectors(universe_size - 1, n - first)
+        block = np.empty((rest.shape[0], universe_size), dtype=np.int64)
+        block[:, 0] = first
+        block[:, 1:] = rest
+        blocks.append(block)
+    return _read_only(np.concatenate(blocks))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
 
 
 @functools.lru_cache(maxsize=64)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -249,21 +249,31 @@ def agnostic_table(tables: RelabelTables, n: int, executor: Any = None) -> tuple
     Sharded by blocks of dataset multisets ``S`` over ``executor`` (:mod:`dpverify.executors`):
     each row's sum is taken over ``t`` in table order on every executor, so the floats are the same.
     """
-    from dpverify.executors import Shared, open_executor
+    from dpverify.executors import open_executor
+
+    with open_executor(executor) as runner:
+        return start_agnostic_table(tables, n, runner)()
+
+
+def start_agnostic_table(tables: RelabelTables, n: int, runner: Any) -> Callable[[], tuple[MultisetTable, np.ndarray]]:
+    """:func:`agnostic_table` with its blocks queued on ``runner`` (a :class:`~dpverify.executors.Runner`):
+    call the returned function for the table, after queueing other independent work."""
+    from dpverify.executors import Shared, shard_ranges
 
     s_table = table(len(tables.universe), n)
     distinct: dict[int, int] = {}
     of_t = np.array([distinct.setdefault(id(out), len(distinct)) for out in tables.outputs], dtype=np.int64)
     outputs = np.stack(list({id(out): out for out in tables.outputs}.values()))  # (distinct t, w, K)
-    rows = len(s_table)
-    with open_executor(executor) as runner:
-        size = -(-rows // (4 * runner.workers)) if runner.parallel else rows
-        tasks = [(start, min(start + size, rows)) for start in range(0, rows, max(size, 1))]
-        shared = Shared({"outputs": outputs, "of_t": of_t, "s_counts": s_table.counts},
-                        {"t_table": tables.t_table, "w_table": tables.w_table})
-        parts = runner.map(_agnostic_block, tasks, shared)
-    probs = np.concatenate(parts) if parts else np.zeros((0, outputs.shape[-1]))
-    return s_table, probs
+    tasks = shard_ranges(len(s_table), 4 * runner.workers if runner.parallel else 1)
+    shared = Shared({"outputs": outputs, "of_t": of_t, "s_counts": s_table.counts},
+                    {"t_table": tables.t_table, "w_table": tables.w_table})
+    pending = runner.submit(_agnostic_block, tasks, shared)
+
+    def finish() -> tuple[MultisetTable, np.ndarray]:
+        parts = pending.results()
+        return s_table, np.concatenate(parts) if parts else np.zeros((0, outputs.shape[-1]))
+
+    return finish
 
 
 def _agnostic_block(task: tuple[int, int], shared: Any) -> np.ndarray:

@@ -7,6 +7,7 @@ executor (:mod:`dpverify.executors`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ from dpverify.multisets import table as multiset_table
 from dpverify.privacy_loss import exp_epsilon
 from dpverify.rows import log_rows
 
-__all__ = ["privacy_profile", "proof_step_slack"]
+__all__ = ["privacy_profile", "proof_step_slack", "start_proof_step_slack"]
 
 LN_4E2 = math.log(4 * math.e**2)
 
@@ -25,15 +26,13 @@ def privacy_profile(
 ) -> list[dict]:
     """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]: one pass,
     each chunk's rows gathered once for every eps, sharded over ``executor`` (maxima: the same)."""
-    from dpverify.executors import Shared, open_executor
+    from dpverify.executors import Shared, open_executor, shard_ranges
 
     top = epsilon_star if math.isfinite(epsilon_star) and epsilon_star > 0 else 1.0
     grid = [top * i / (points - 1) for i in range(points)]
     chunk = 1 << 16
     with open_executor(executor) as runner:
-        chunks = -(-left.size // chunk)
-        size = max(1, -(-chunks // (4 * runner.workers if runner.parallel else 1))) * chunk
-        tasks = [(start, min(start + size, left.size)) for start in range(0, left.size, size)]
+        tasks = shard_ranges(left.size, 4 * runner.workers if runner.parallel else 1, chunk)
         shared = Shared({"probs": probs, "left": left, "right": right}, {"factors": [exp_epsilon(e) for e in grid]})
         parts = runner.map(_profile_block, tasks, shared)
     worst = [max([0.0, *(part[i] for part in parts)]) for i in range(points)]
@@ -57,6 +56,17 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
     """Worst slack of C3a (p1(I) <= e^eps p2(I), changed index outside I) and C3b
     (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i}); C3b is sharded by the multisets
     ``that`` over ``executor`` (:mod:`dpverify.executors`): maxima, the same on every executor."""
+    from dpverify.executors import open_executor
+
+    with open_executor(executor) as runner:
+        return start_proof_step_slack(tables, epsilon, delta, runner)()
+
+
+def start_proof_step_slack(tables, epsilon: float, delta: float, runner: Any) -> Callable[[], dict[str, float]]:
+    """:func:`proof_step_slack` with its blocks queued on ``runner``: call the returned function
+    for the figures (the driver may queue or compute other work first)."""
+    from dpverify.executors import Shared, shard_ranges
+
     # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
     distinct: dict[int, int] = {}  # index sets sharing one output array (same point counts) share its logs
     of_t = np.array([distinct.setdefault(id(out), len(distinct)) for out in tables.outputs], dtype=np.int64)
@@ -71,24 +81,26 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
     eye = np.eye(z, dtype=np.int64)
     w_rows = np.stack([tables.w_table.index(what_counts + eye[c]) for c in range(z)])  # (c, what)
     t_rows = of_t[np.stack([tables.t_table.index(that[None, :] + eye) for that in that_table.counts])]  # (that, a)
-    from dpverify.executors import Shared, open_executor
+    # Rows differ in cost (the delta pass runs only near ln 4e^2): small tasks keep both workers busy.
+    tasks = shard_ranges(len(t_rows), 8 * runner.workers if runner.parallel else 1)
+    shared = Shared({"logs": logs, "outputs": outputs, "w_rows": w_rows, "t_rows": t_rows}, {})
+    pending = runner.submit(_c3b_block, tasks, shared)
 
-    with open_executor(executor) as runner:
-        size = -(-len(t_rows) // max(1, min(len(t_rows), 4 * runner.workers if runner.parallel else 1)))
-        tasks = [(start, min(start + size, len(t_rows))) for start in range(0, len(t_rows), size)]
-        shared = Shared({"logs": logs, "outputs": outputs, "w_rows": w_rows, "t_rows": t_rows}, {})
-        parts = runner.map(_c3b_block, tasks, shared)
-    c3a = max([0.0, *(part[0] for part in parts)])
-    c3b_eps = max([0.0, *(part[1] for part in parts)])
-    c3b_delta = max([0.0, *(part[2] for part in parts)])
-    return {
-        "C3a_worst_epsilon": c3a,
-        "C3a_slack": epsilon - c3a,
-        "C3b_worst_epsilon": c3b_eps,
-        "C3b_worst_delta_at_ln4e2": c3b_delta,
-        "C3b_slack": 4 * math.e * delta - c3b_delta,
-        "C3b_epsilon_slack": LN_4E2 - c3b_eps,
-    }
+    def finish() -> dict[str, float]:
+        parts = pending.results()
+        c3a = max([0.0, *(part[0] for part in parts)])
+        c3b_eps = max([0.0, *(part[1] for part in parts)])
+        c3b_delta = max([0.0, *(part[2] for part in parts)])
+        return {
+            "C3a_worst_epsilon": c3a,
+            "C3a_slack": epsilon - c3a,
+            "C3b_worst_epsilon": c3b_eps,
+            "C3b_worst_delta_at_ln4e2": c3b_delta,
+            "C3b_slack": 4 * math.e * delta - c3b_delta,
+            "C3b_epsilon_slack": LN_4E2 - c3b_eps,
+        }
+
+    return finish
 
 
 def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float, float]:

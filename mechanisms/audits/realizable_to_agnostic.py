@@ -23,11 +23,18 @@ from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from dpverify.multisets import table as multiset_table
 from dpverify.rows import decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
-from mechanisms.audits._agnostic_proof import privacy_profile, proof_step_slack
+from mechanisms.audits._agnostic_proof import privacy_profile, start_proof_step_slack
 from mechanisms.audits._instance import instance
 from mechanisms.learners import learner as make_learner
 from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
-from mechanisms.relabeling import agnostic_table, auxiliary, exact_parameter, relabel_tables, subsample_size
+from mechanisms.relabeling import (
+    agnostic_table,
+    auxiliary,
+    exact_parameter,
+    relabel_tables,
+    start_agnostic_table,
+    subsample_size,
+)
 
 __all__ = [
     "cases",
@@ -121,7 +128,11 @@ def measure_agnostic(
 
 def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
                       outside_preconditions, runner) -> Measurement:
-    table, probs = agnostic_table(tables, n, runner)
+    # Queued together: the proof steps need only the relabel tables, so the workers compute them
+    # while the driver mixes the dataset table and sets up the sweep (same figures on every executor).
+    finish_table = start_agnostic_table(tables, n, runner)
+    finish_steps = start_proof_step_slack(tables, epsilon, inner.delta, runner) if proof_steps and k_used < n else None
+    table, probs = finish_table()
     worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta, runner)
     details = {
         "pairs": int(table.substitute_pairs()[0].size),
@@ -138,8 +149,8 @@ def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claime
         details["delta_at_epsilon_over_epsilon_delta"] = at_epsilon / (epsilon * inner.delta)
         details["delta_star_over_epsilon_delta"] = worst.delta_star / (epsilon * inner.delta)
         details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
-    if proof_steps and k_used < n:
-        details.update(proof_step_slack(tables, epsilon, inner.delta, runner))
+    if finish_steps is not None:
+        details.update(finish_steps())
         details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star,
                                                      executor=runner)
     if outside_preconditions:
