@@ -1,0 +1,80 @@
+"""Streamed pairs and lazy ordered datasets against the plain enumeration they replace."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from dpverify.pair_sources import ArrayPairs, OrderedDatasets, SubstitutePairs, TiledPairs
+from mechanisms.exponential import threshold_learner
+
+RECORDS = ((0, 0), (0, 1), (1, 0), (1, 1), (2, 0))
+
+
+@pytest.mark.parametrize(("z", "n"), [(1, 1), (1, 3), (2, 1), (3, 2), (5, 3), (4, 4)])
+def test_ordered_datasets_are_itertools_product(z, n):
+    records = RECORDS[:z]
+    expected = list(itertools.product(records, repeat=n))
+    datasets = OrderedDatasets(records, n)
+    assert len(datasets) == z**n
+    assert list(datasets) == expected
+    assert [datasets[i] for i in range(len(datasets))] == expected
+    assert datasets[-1] == expected[-1]
+
+
+def test_indices_are_the_base_z_digits_of_the_dataset_index():
+    datasets = OrderedDatasets(RECORDS[:3], 3)  # 27 datasets; index 14 = 1*9 + 1*3 + 2
+    assert datasets.indices()[14].tolist() == [1, 1, 2]
+    assert datasets[14] == (RECORDS[1], RECORDS[1], RECORDS[2])
+    block = datasets[10:20]  # a slice keeps its offset: its row 4 is dataset 14
+    assert block.indices().shape == (10, 3)
+    assert block.indices()[4].tolist() == [1, 1, 2]
+    assert [tuple(RECORDS[i] for i in row) for row in block.indices()] == list(block)
+
+
+def test_iteration_crosses_its_internal_blocks_in_order():
+    datasets = OrderedDatasets(tuple(range(4)), 8)  # 65,536 datasets: four internal blocks of 2**14
+    middle = datasets[16380:16390]  # straddles the first block boundary
+    assert list(middle) == [datasets[i] for i in range(16380, 16390)]
+    assert sum(1 for _ in datasets) == 4**8
+    assert list(datasets[5:5]) == []
+
+
+def test_substitute_pairs_are_the_replace_one_pairs_in_relation_order():
+    z, n = 3, 3
+    datasets = list(itertools.product(range(z), repeat=n))
+    expected = []  # position p, shift s, then every dataset whose digit p is below z - s
+    for p in range(n):
+        for s in range(1, z):
+            for i, d in enumerate(datasets):
+                if d[p] < z - s:
+                    expected.append((i, datasets.index(d[:p] + (d[p] + s,) + d[p + 1 :])))
+    source = SubstitutePairs(z, n)
+    left, right = source.materialise()
+    assert len(source) == len(expected) == z**n * n * (z - 1) // 2  # 27 * 3 * 2 / 2 = 81
+    assert list(zip(left.tolist(), right.tolist())) == expected
+    pieces = [source.chunk(start, start + 7) for start in range(0, len(source), 7)]
+    assert np.concatenate([a for a, _ in pieces]).tolist() == left.tolist()
+    assert np.concatenate([b for _, b in pieces]).tolist() == right.tolist()
+
+
+def test_tiled_pairs_shift_each_copy_by_the_stride():
+    base = ArrayPairs(np.array([0, 1]), np.array([1, 2]))
+    left, right = TiledPairs(base, copies=3, stride=10).chunk(1, 5)
+    # pairs 1..4 of [(0,1), (1,2), (10,11), (11,12), (20,21), (21,22)]
+    assert left.tolist() == [1, 10, 11, 20]
+    assert right.tolist() == [2, 11, 12, 21]
+
+
+def test_threshold_learner_rows_from_indices_equal_rows_from_tuples():
+    learner = threshold_learner(4, epsilon=1.0)
+    records = [(x, y) for x in range(4) for y in (0, 1)]
+    block = OrderedDatasets(records, 3)[100:300]
+    outcomes, from_indices = learner.distributions(block)
+    same_outcomes, from_tuples = learner.distributions(list(block))
+    assert outcomes == same_outcomes == [0, 1, 2, 3, 4]
+    np.testing.assert_array_equal(from_indices, from_tuples)
+    expected = learner(block[0])  # and both are the per-dataset mechanism's rows
+    np.testing.assert_allclose(from_indices[0], [float(expected[u]) for u in outcomes], rtol=1e-15)

@@ -1,0 +1,83 @@
+"""The executors' plumbing: equal shards, queued phases, shared files, frozen forks."""
+
+from __future__ import annotations
+
+import gc
+import os
+
+import numpy as np
+import pytest
+
+from dpverify import executors
+from dpverify.executors import Shared, open_executor, shard_ranges
+
+
+def test_shard_ranges_are_equal_ordered_and_cover_everything():
+    # 36 rows in 8 parts: boundaries 36*g//8 = 0, 4, 9, 13, 18, 22, 27, 31, 36
+    assert shard_ranges(36, 8) == [(0, 4), (4, 9), (9, 13), (13, 18), (18, 22), (22, 27), (27, 31), (31, 36)]
+    # 34 chunks of 4 pairs (the last one short) in 8 parts: chunk bounds 0,4,8,12,17,21,25,29,34
+    ranges = shard_ranges(34 * 4 - 3, 8, unit=4)
+    assert [start for start, _ in ranges] == [0, 16, 32, 48, 68, 84, 100, 116]
+    assert ranges[-1] == (116, 133)
+    assert all(stop == start for (_, stop), (start, _) in zip(ranges, ranges[1:]))
+
+
+def test_shard_ranges_small_and_empty():
+    assert shard_ranges(3, 8) == [(0, 1), (1, 2), (2, 3)]  # never an empty shard when there is work
+    assert shard_ranges(0, 8) == [(0, 0)]
+    assert shard_ranges(10, 1) == [(0, 10)]
+
+
+def _square_plus(task, shared):
+    if task == "boom":
+        raise ValueError("the worker's error")
+    return task * task + int(shared["offset"][0])
+
+
+@pytest.mark.parametrize("executor", [None, "processes"])
+def test_submitted_phases_give_results_in_task_order(executor):
+    with open_executor(executor) as runner:
+        first = runner.submit(_square_plus, [3, 1, 2], Shared({"offset": np.array([10])}, {}))
+        second = runner.submit(_square_plus, [5], Shared({"offset": np.array([100])}, {}))
+        assert second.results() == [125]  # collected out of submission order
+        assert first.results() == [19, 11, 14]
+        assert first.results() == [19, 11, 14]  # a second call returns the same list
+
+
+@pytest.mark.parametrize("executor", [None, "processes"])
+def test_a_worker_error_is_raised_by_results(executor):
+    with open_executor(executor) as runner:
+        with pytest.raises(ValueError, match="the worker's error"):
+            runner.submit(_square_plus, [1, "boom"], Shared({"offset": np.array([0])}, {})).results()
+
+
+def test_shared_files_are_removed_after_their_phase():
+    with open_executor("processes") as runner:
+        pending = runner.submit(_square_plus, [2], Shared({"offset": np.array([1])}, {}))
+        paths = list(pending._paths)
+        assert paths and all(os.path.exists(path) for path in paths)
+        assert pending.results() == [5]
+        assert not any(os.path.exists(path) for path in paths)
+
+
+def test_shared_files_fall_back_to_the_temporary_folder_when_memory_is_short(monkeypatch):
+    assert executors._memory_folder(0) in ("/dev/shm", None)
+
+    class Usage:
+        free = 1000
+
+    monkeypatch.setattr(executors.shutil, "disk_usage", lambda folder: Usage())
+    assert executors._memory_folder(250) is None  # needs 4 * 250 = 1000 < free, which is not the case
+    assert executors._memory_folder(249) in ("/dev/shm", None)  # 996 < 1000 (None where /dev/shm is absent)
+
+
+def _freeze_count(task, shared):
+    return gc.get_freeze_count()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork pools exist only where fork does")
+def test_fork_pool_workers_inherit_a_frozen_heap_and_the_driver_does_not_stay_frozen():
+    with open_executor("processes") as runner:
+        assert gc.get_freeze_count() == 0
+        counts = runner.map(_freeze_count, [0, 1], Shared({}, {}))
+    assert min(counts) > 1000  # every object the driver held at the fork (tens of thousands)
