@@ -206,7 +206,10 @@ def relabel_tables(
     mistake = concept_class.mistake_matrix()  # (records, concepts)
     t_table, w_table = table(len(universe), k), table(len(universe), n - k)
     size_w = n - k
-    err_w = w_table.counts @ mistake  # mistake counts on w, (Nw, |C|)
+    # Every score sees w only through its mistake counts per concept (Nw, |C|), and far fewer
+    # count rows are distinct than there are w (7,008 of 31,824 at n = 14): compute on the distinct
+    # rows, expand by the inverse index (each row's value is the same computation either way).
+    err_w, of_w = _distinct_rows(w_table.counts @ mistake, size_w)
     outputs = []
     # With the agnostic score the output depends on t only through its point counts (labels are
     # replaced by the relabeling): one computation per point multiset, shared by every labeling of it.
@@ -227,7 +230,7 @@ def relabel_tables(
             logits = -epsilon * size_w * q / 2
         elif score == "bns":
             mistakes_t = t @ mistake  # (|C|,)
-            logits = np.broadcast_to(-BNS_PRIVACY * mistakes_t[reps] / 2, (len(w_table), len(reps)))
+            logits = np.broadcast_to(-BNS_PRIVACY * mistakes_t[reps] / 2, (len(err_w), len(reps)))
         else:
             mistakes_t = t @ mistake
             err_s = (mistakes_t[reps][None, :] + err_w[:, reps]) / n
@@ -236,10 +239,23 @@ def relabel_tables(
         logits = logits - logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         relabel_probs = weights / weights.sum(axis=1, keepdims=True)
-        outputs.append(relabel_probs @ learner.on_labelings(point_counts, reps, mistakes))
+        outputs.append((relabel_probs @ learner.on_labelings(point_counts, reps, mistakes))[of_w])
         if score == "agnostic":
             by_points[point_counts.tobytes()] = outputs[-1]
     return RelabelTables(universe, t_table, w_table, outputs)
+
+
+def _distinct_rows(counts: np.ndarray, largest: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct rows, inverse)`` of a non-negative integer matrix with entries <= ``largest``:
+    ``distinct[inverse]`` is ``counts``. Rows are keyed as base-``largest + 1`` numbers when those
+    fit in int64 (a 1-d unique: 10x faster than ``np.unique(axis=0)``)."""
+    columns = counts.shape[1]
+    if counts.shape[0] == 0 or (largest + 1) ** columns >= 2**62:
+        distinct, inverse = np.unique(counts, axis=0, return_inverse=True)
+        return distinct, inverse.reshape(-1)
+    keys = counts.astype(np.int64) @ (largest + 1) ** np.arange(columns, dtype=np.int64)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return counts[first], inverse.reshape(-1)
 
 
 def agnostic_table(tables: RelabelTables, n: int, executor: Any = None) -> tuple[MultisetTable, np.ndarray]:

@@ -306,3 +306,17 @@ def test_auxiliary_outputs_are_bit_tuples_summing_to_one(learner_name):
             for outcome in out:
                 assert isinstance(outcome, tuple) and len(outcome) == 3
                 assert all(bit in (0, 1) for bit in outcome)
+
+
+def test_distinct_rows_expand_back_on_both_paths():
+    from mechanisms.relabeling import _distinct_rows
+
+    counts = np.array([[2, 0, 1], [0, 0, 0], [2, 0, 1], [1, 2, 2], [0, 0, 0]])
+    distinct, inverse = _distinct_rows(counts, 2)  # keys in base 3: 2 + 0*3 + 1*9 = 11, 0, 11, 1 + 6 + 18 = 25, 0
+    assert len(distinct) == 3
+    np.testing.assert_array_equal(distinct[inverse], counts)
+    wide = np.array([[40, 0] * 10, [0, 40] * 10, [40, 0] * 10])  # 41**20 > 2**62: the np.unique(axis=0) path
+    distinct, inverse = _distinct_rows(wide, 40)
+    assert len(distinct) == 2
+    np.testing.assert_array_equal(distinct[inverse], wide)
+    assert _distinct_rows(np.zeros((0, 3), dtype=np.int64), 5)[0].shape == (0, 3)
