@@ -175,7 +175,10 @@ def hypergeometric_weights(dataset_counts: np.ndarray, sub_counts: np.ndarray) -
         log_total = gammaln(n + 1) - gammaln(k + 1) - gammaln(n - k + 1)
         return np.where(contained, np.exp(log_numerator - log_total), 0.0)
     table = _comb_table(n, k)
-    numerators = table[dataset_counts, subs].prod(axis=1)
+    # C(m_z, 0) = 1: only the records in t contribute, and every partial product is an exact integer
+    # (at most the numerator), so skipping the others changes no bit.
+    used = np.flatnonzero(np.asarray(sub_counts))
+    numerators = table[dataset_counts[:, used], np.asarray(sub_counts)[used]].prod(axis=1)
     return numerators / math.comb(n, k)
 
 

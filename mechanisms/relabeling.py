@@ -298,8 +298,12 @@ def _agnostic_block(task: tuple[int, int], shared: Any) -> np.ndarray:
     outputs, of_t = shared["outputs"], np.asarray(shared["of_t"])
     t_table, w_table = shared["t_table"], shared["w_table"]
     probs = np.zeros((counts.shape[0], outputs.shape[-1]))
+    columns = np.ascontiguousarray(counts.T)  # one contiguous row per record: t's few records are tested alone
     for i, t in enumerate(t_table.counts):
-        inside = np.flatnonzero((counts >= t).all(axis=1))
+        contains = np.ones(counts.shape[0], dtype=bool)
+        for record in np.flatnonzero(t):
+            contains &= columns[record] >= t[record]
+        inside = np.flatnonzero(contains)
         if not inside.size:
             continue
         w_rows = w_table.index(counts[inside] - t)
