@@ -81,9 +81,14 @@ def start_proof_step_slack(tables, epsilon: float, delta: float, runner: Any) ->
     eye = np.eye(z, dtype=np.int64)
     w_rows = np.stack([tables.w_table.index(what_counts + eye[c]) for c in range(z)])  # (c, what)
     t_rows = of_t[np.stack([tables.t_table.index(that[None, :] + eye) for that in that_table.counts])]  # (that, a)
-    # Rows differ in cost (the delta pass runs only near ln 4e^2): small tasks keep both workers busy.
-    tasks = shard_ranges(len(t_rows), 8 * runner.workers if runner.parallel else 1)
-    shared = Shared({"logs": logs, "outputs": outputs, "w_rows": w_rows, "t_rows": t_rows}, {})
+    # A C3b term depends on (that, a, b) only through (o1, o2, a, b): o1 = output of that + e_a, o2 = of
+    # that + e_b. Far fewer of those are distinct (640 of 2,304 at k = 3, 1,280 of 7,680 at k = 4).
+    that, a, b = np.meshgrid(np.arange(len(t_rows)), np.arange(z), np.arange(z), indexing="ij")
+    combos = np.unique(np.stack([t_rows[that, b], t_rows[that, a], a, b], axis=-1).reshape(-1, 4), axis=0)
+    groups = np.flatnonzero(np.r_[True, combos[1:, 0] != combos[:-1, 0], True])  # runs of one o2
+    # Groups differ in cost (the delta pass runs only near ln 4e^2): small tasks keep both workers busy.
+    tasks = [(int(groups[lo]), int(groups[hi])) for lo, hi in shard_ranges(len(groups) - 1, 8 * runner.workers if runner.parallel else 1)]
+    shared = Shared({"logs": logs, "outputs": outputs, "w_rows": w_rows, "combos": combos}, {})
     pending = runner.submit(_c3b_block, tasks, shared)
 
     def finish() -> dict[str, float]:
@@ -104,51 +109,56 @@ def start_proof_step_slack(tables, epsilon: float, delta: float, runner: Any) ->
 
 
 def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float, float]:
-    """C3a and C3b over the multisets ``that`` of rows ``task[0] .. task[1] - 1``: (C3a worst eps,
-    C3b worst eps, C3b worst delta at ln 4e^2).
+    """C3a and C3b over the combinations ``task[0] .. task[1] - 1`` (whole runs of one ``o2``): (C3a
+    worst eps, C3b worst eps, C3b worst delta at ln 4e^2).
 
-    With ``G[a, c] = ln p(t = that + e_a, w = what + e_c)`` (per ``what`` and output): C3a (same t,
-    w and w' neighbours) is ``max_c G[a, c] - min_c G[a, c]``, every t being some ``that + e_a``;
-    C3b (t1 = that + a, w1 = what + b; t2 = that + b, w2 = what + c, c != a) is
-    ``max G[a, b] - min_{c != a} G[b, c]``, the minimum without ``c = a`` read from prefix and
-    suffix minima over c. Both are exact in float (``x - min y = max (x - y)``, subtraction being
-    monotone); ``-inf - -inf`` (both probabilities 0) is a nan that fmax skips. ``what`` is taken in
-    chunks so the working set stays in cache.
+    A combination ``(o2, o1, a, b)`` stands for every ``that`` with ``o1`` the output of
+    ``t1 = that + e_a`` and ``o2`` that of ``t2 = that + e_b``. With ``G2[c] = ln p(o2, w = what + e_c)``
+    (per ``what`` and output): C3b (w1 = what + e_b, w2 = what + e_c, c != a) is
+    ``max ln p(o1, what + e_b) - min_{c != a} G2[c]``, the minimum without ``c = a`` read from prefix and
+    suffix minima over c; C3a (same t, w and w' neighbours) is ``max_c G2[c] - min_c G2[c]`` over every
+    ``o2`` (every t is some ``that + e_b``). Both are exact in float (``x - min y = max (x - y)``,
+    subtraction being monotone); ``-inf - -inf`` (both probabilities 0) is a nan that fmax skips. The
+    delta pass (``sum_K max(p1 - 4e^2 p2, 0)``, every ``c != a``) runs only for combinations whose
+    eps exceeds ln 4e^2 - 1e-6: below it every term is negative, so the maximum is the same.
     """
     logs, outputs, w_rows = shared["logs"], shared["outputs"], np.asarray(shared["w_rows"])
-    z, whats = w_rows.shape
+    combos = np.asarray(shared["combos"][task[0] : task[1]])
+    z = w_rows.shape[0]
     factor = 4 * math.e**2
     c3a, c3b_eps, c3b_delta = 0.0, 0.0, 0.0
-    step = max(1, (1 << 17) // max(1, z * z * logs.shape[-1]))
-    for rows in np.asarray(shared["t_rows"][task[0] : task[1]]):  # t = that + e_a, for every a
-        worst_here = 0.0
-        for start in range(0, whats, step):
-            grid = logs[rows[:, None, None], w_rows[None, :, start : start + step]]  # (a, c, what, K)
-            columns = [grid[:, c] for c in range(z)]
-            prefix, suffix = [columns[0]], [columns[-1]]
-            for c in range(1, z):
-                prefix.append(np.minimum(prefix[-1], columns[c]))
-                suffix.append(np.minimum(suffix[-1], columns[z - 1 - c]))
-            suffix.reverse()
-            largest = columns[0]
-            for c in range(1, z):
-                largest = np.maximum(largest, columns[c])
-            with np.errstate(invalid="ignore"):
-                c3a = max(c3a, float(np.fmax.reduce(largest - prefix[-1], axis=None, initial=0.0)))
-                for a in range(z if z > 1 else 0):
-                    if a == 0:
-                        excluded = suffix[1]
-                    elif a == z - 1:
-                        excluded = prefix[z - 2]
-                    else:
-                        excluded = np.minimum(prefix[a - 1], suffix[a + 1])
-                    difference = grid[a] - excluded  # (b, what, K): t1 = that + e_a, w1 = what + e_b
-                    worst_here = max(worst_here, float(np.fmax.reduce(difference, axis=None, initial=0.0)))
-        c3b_eps = max(c3b_eps, worst_here)
-        if worst_here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
-            second = np.asarray(outputs[rows])[:, w_rows]
-            for a in range(z):
-                others = np.array([c for c in range(z) if c != a])
-                excess = np.maximum(second[a][:, None] - factor * second[:, others], 0).sum(axis=-1)
-                c3b_delta = max(c3b_delta, float(excess.max()))
+    for start in np.flatnonzero(np.r_[True, combos[1:, 0] != combos[:-1, 0]]) if combos.size else ():
+        stop = start + 1
+        while stop < len(combos) and combos[stop, 0] == combos[start, 0]:
+            stop += 1
+        o2 = combos[start, 0]
+        second = np.asarray(logs[o2])[w_rows]  # (c, what, K)
+        prefix, suffix = [second[0]], [second[-1]]
+        for c in range(1, z):
+            prefix.append(np.minimum(prefix[-1], second[c]))
+            suffix.append(np.minimum(suffix[-1], second[z - 1 - c]))
+        suffix.reverse()
+        largest = second[0]
+        for c in range(1, z):
+            largest = np.maximum(largest, second[c])
+        with np.errstate(invalid="ignore"):
+            c3a = max(c3a, float(np.fmax.reduce(largest - prefix[-1], axis=None, initial=0.0)))
+            for o1, a, b in combos[start:stop, 1:]:
+                if z == 1:
+                    continue
+                if a == 0:
+                    excluded = suffix[1]
+                elif a == z - 1:
+                    excluded = prefix[z - 2]
+                else:
+                    excluded = np.minimum(prefix[a - 1], suffix[a + 1])
+                first = np.asarray(logs[o1])[w_rows[b]]  # (what, K): t1 = that + e_a, w1 = what + e_b
+                here = float(np.fmax.reduce(first - excluded, axis=None, initial=0.0))
+                c3b_eps = max(c3b_eps, here)
+                if here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
+                    p1 = np.asarray(outputs[o1])[w_rows[b]]
+                    others = np.array([c for c in range(z) if c != a])
+                    p2 = np.asarray(outputs[o2])[w_rows[others]]  # (c != a, what, K)
+                    excess = np.maximum(p1[None] - factor * p2, 0).sum(axis=-1)
+                    c3b_delta = max(c3b_delta, float(excess.max()))
     return c3a, c3b_eps, c3b_delta
