@@ -130,6 +130,48 @@ def _call(function: Callable[[Any, Shared], Any], task: Any, shared: Any) -> Any
     return function(task, _resolve(shared))
 
 
+class _Files:
+    """Shared arrays written as ``.npy`` files for a process pool's workers to memory-map.
+
+    A phase's files are removed once its results are in; a read-only array (``writeable`` False:
+    the multiset tables, their pair indices, relabel outputs) is written once and its file kept
+    until :meth:`close`, so phases that share it (C3's sweep and privacy profile read the same
+    pair indices) do not write it again.
+    """
+
+    def __init__(self) -> None:
+        self.folders: dict[str | None, str] = {}  # memory (/dev/shm) or the system's temporary folder
+        self.kept: dict[int, tuple[weakref.ref, tuple, str]] = {}
+
+    def write(self, shared: Shared) -> tuple[_Mapped, list[str]]:
+        """The arrays as files: ``(handle for the workers, files to remove after the phase)``."""
+        paths: dict[str, str] = {}
+        fresh: list[str] = []
+        if not shared.arrays:
+            return _Mapped(paths, shared.objects), fresh
+        where = _memory_folder(sum(array.nbytes for array in shared.arrays.values()))
+        for name, array in shared.arrays.items():
+            identity = (array.__array_interface__["data"][0], array.shape, array.dtype.str, array.strides)
+            found = self.kept.get(id(array))
+            if found is not None and found[0]() is array and found[1] == identity:
+                paths[name] = found[2]
+                continue
+            if where not in self.folders:
+                self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
+            path = paths[name] = os.path.join(self.folders[where], f"{name}-{uuid.uuid4().hex}.npy")
+            np.save(path, np.ascontiguousarray(array))
+            if array.flags.writeable:
+                fresh.append(path)
+            else:
+                self.kept[id(array)] = (weakref.ref(array), identity, path)
+        return _Mapped(paths, shared.objects), fresh
+
+    def close(self) -> None:
+        for folder in self.folders.values():
+            shutil.rmtree(folder, ignore_errors=True)
+        self.folders, self.kept = {}, {}
+
+
 class Runner:
     """One executor for the length of a call: ``map`` tasks over it, results in task order.
 
@@ -138,13 +180,16 @@ class Runner:
         workers: how many tasks run at once (shards are sized from it).
     """
 
-    def __init__(self, kind: str, workers: int, pool: Any = None, client: Any = None, owned: Any = None) -> None:
+    def __init__(
+        self, kind: str, workers: int, pool: Any = None, client: Any = None, owned: Any = None, files: _Files | None = None
+    ) -> None:
         self.kind = kind
         self.workers = max(1, workers)
         self._pool = pool
         self._client = client
         self._owned = owned  # what close() shuts down (None for executors the caller passed in)
-        self._folders: dict[str | None, str] = {}  # where shared arrays are written: memory or disk
+        self._files = _Files() if files is None else files  # a lent runner writes into its lender's
+        self._owns_files = files is None
         self.ambient = False  # lent by use_executor rather than asked for
 
     @property
@@ -176,7 +221,7 @@ class Runner:
             handle = self._client.scatter(shared, broadcast=True, hash=False, direct=True)  # fresh key, straight to the workers
             futures = [self._client.submit(_call, function, task, handle, pure=False) for task in tasks]
             return Pending(futures=futures, client=self._client, handle=handle, on_done=on_done)
-        mapped = self._to_files(shared)
+        mapped, phase_files = self._files.write(shared)
         if self._pool in _FORK_FROZEN:  # its workers start at this first submit (see _FORK_FROZEN)
             _FORK_FROZEN.discard(self._pool)
             gc.freeze()
@@ -187,26 +232,12 @@ class Runner:
             futures += [self._pool.submit(_call, function, task, mapped) for task in tasks[1:]]
         else:
             futures = [self._pool.submit(_call, function, task, mapped) for task in tasks]
-        return Pending(futures=futures, paths=list(mapped.paths.values()), on_done=on_done)
-
-    def _to_files(self, shared: Shared) -> _Mapped:
-        paths: dict[str, str] = {}
-        if not shared.arrays:
-            return _Mapped(paths, shared.objects)
-        where = _memory_folder(sum(array.nbytes for array in shared.arrays.values()))
-        if where not in self._folders:
-            self._folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
-        for name, array in shared.arrays.items():
-            path = os.path.join(self._folders[where], f"{name}-{uuid.uuid4().hex}.npy")
-            np.save(path, np.ascontiguousarray(array))
-            paths[name] = path
-        return _Mapped(paths, shared.objects)
+        return Pending(futures=futures, paths=phase_files, on_done=on_done)
 
     def close(self) -> None:
         """Shut down what this runner created (a pool, a LocalCluster); remove its shared files."""
-        for folder in self._folders.values():
-            shutil.rmtree(folder, ignore_errors=True)
-        self._folders = {}
+        if self._owns_files:
+            self._files.close()
         owned, self._owned = self._owned, None
         if owned is not None:
             for thing in owned:
@@ -313,7 +344,7 @@ def open_executor(executor: Any) -> Runner:
         lent.ambient = True
         return lent
     if isinstance(executor, Runner):
-        return Runner(executor.kind, executor.workers, executor._pool, executor._client)  # not owned
+        return Runner(executor.kind, executor.workers, executor._pool, executor._client, files=executor._files)  # not owned
     if executor is None or executor == "serial":
         return Runner("serial", 1)
     cores = os.cpu_count() or 1

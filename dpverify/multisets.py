@@ -95,6 +95,8 @@ class MultisetTable:
         members = np.stack([self.index(smaller.counts + eye[a]) for a in range(self.universe_size)], axis=1)
         a, b = np.triu_indices(self.universe_size, k=1)
         self._pairs = (np.take(members, a, axis=1).ravel(), np.take(members, b, axis=1).ravel())
+        for indices in self._pairs:  # shared by every caller (and sent to workers once): read-only
+            indices.setflags(write=False)
         expected = len(smaller) * math.comb(self.universe_size, 2)  # C(z+n-2, n-1) C(z, 2)
         if self._pairs[0].size != expected:  # invariant: an independent count
             raise AssertionError(f"{self._pairs[0].size} substitute pairs enumerated, {expected} expected")

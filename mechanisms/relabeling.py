@@ -26,6 +26,7 @@ for A_Agnostic, a *fast* exchangeable form over count vectors with hypergeometri
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Sequence
@@ -187,6 +188,26 @@ class RelabelTables:
     w_table: MultisetTable
     outputs: list[np.ndarray]
 
+    @functools.cached_property
+    def distinct(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(of_t, stacked)``: ``stacked[of_t[i]]`` is ``outputs[i]``, one ``(|W|, K)`` slice per distinct
+        array (index sets with the same point counts share one), in order of first appearance;
+        computed once and read-only, so every phase that sends it to workers sends the same array."""
+        first: dict[int, int] = {}
+        of_t = np.array([first.setdefault(id(out), len(first)) for out in self.outputs], dtype=np.int64)
+        stacked = np.stack(list({id(out): out for out in self.outputs}.values()))
+        of_t.setflags(write=False)
+        stacked.setflags(write=False)
+        return of_t, stacked
+
+    @functools.cached_property
+    def distinct_logs(self) -> np.ndarray:
+        """``ln`` of :attr:`distinct`'s stacked outputs (``-inf`` at zeros), read-only."""
+        with np.errstate(divide="ignore"):
+            logs = np.log(self.distinct[1])
+        logs.setflags(write=False)
+        return logs
+
 
 def relabel_tables(
     concept_class: ConceptClass,
@@ -277,9 +298,7 @@ def start_agnostic_table(tables: RelabelTables, n: int, runner: Any) -> Callable
     from dpverify.executors import Shared, shard_ranges
 
     s_table = table(len(tables.universe), n)
-    distinct: dict[int, int] = {}
-    of_t = np.array([distinct.setdefault(id(out), len(distinct)) for out in tables.outputs], dtype=np.int64)
-    outputs = np.stack(list({id(out): out for out in tables.outputs}.values()))  # (distinct t, w, K)
+    of_t, outputs = tables.distinct  # (distinct t, w, K)
     tasks = shard_ranges(len(s_table), 4 * runner.workers if runner.parallel else 1)
     shared = Shared({"outputs": outputs, "of_t": of_t, "s_counts": s_table.counts},
                     {"t_table": tables.t_table, "w_table": tables.w_table})

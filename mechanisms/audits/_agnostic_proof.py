@@ -14,7 +14,6 @@ import numpy as np
 
 from dpverify.multisets import table as multiset_table
 from dpverify.privacy_loss import exp_epsilon
-from dpverify.rows import log_rows
 
 __all__ = ["privacy_profile", "proof_step_slack", "start_proof_step_slack"]
 
@@ -68,10 +67,8 @@ def start_proof_step_slack(tables, epsilon: float, delta: float, runner: Any) ->
     from dpverify.executors import Shared, shard_ranges
 
     # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
-    distinct: dict[int, int] = {}  # index sets sharing one output array (same point counts) share its logs
-    of_t = np.array([distinct.setdefault(id(out), len(distinct)) for out in tables.outputs], dtype=np.int64)
-    outputs = np.stack(list({id(out): out for out in tables.outputs}.values()))  # (distinct t, w, K), same order
-    logs = log_rows(outputs)
+    of_t, outputs = tables.distinct  # index sets sharing one output array (same point counts) share its logs
+    logs = tables.distinct_logs
     # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
     z = len(tables.universe)
     k = int(tables.t_table.counts[0].sum())

@@ -81,3 +81,20 @@ def test_fork_pool_workers_inherit_a_frozen_heap_and_the_driver_does_not_stay_fr
         assert gc.get_freeze_count() == 0
         counts = runner.map(_freeze_count, [0, 1], Shared({}, {}))
     assert min(counts) > 1000  # every object the driver held at the fork (tens of thousands)
+
+
+def test_a_read_only_array_is_written_once_for_every_phase_and_removed_at_close():
+    table = np.arange(6)
+    table.setflags(write=False)
+    with open_executor("processes") as runner:
+        first = runner.submit(_square_plus, [1], Shared({"offset": table}, {}))
+        second = runner.submit(_square_plus, [2], Shared({"offset": table}, {}))
+        assert first._paths == second._paths == []  # kept, not removed after each phase
+        assert first.results() == [1] and second.results() == [4]  # offset = table[0] = 0
+        (kept,) = [path for _, _, path in runner._files.kept.values()]
+        assert os.path.exists(kept)
+        writable = np.arange(6)
+        third = runner.submit(_square_plus, [3], Shared({"offset": writable}, {}))
+        assert len(third._paths) == 1 and third._paths[0] != kept  # a writable array: a fresh file per phase
+        assert third.results() == [9]
+    assert not os.path.exists(kept)
