@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 
 import numpy as np
 import pytest
@@ -98,3 +99,46 @@ def test_a_read_only_array_is_written_once_for_every_phase_and_removed_at_close(
         assert len(third._paths) == 1 and third._paths[0] != kept  # a writable array: a fresh file per phase
         assert third.results() == [9]
     assert not os.path.exists(kept)
+
+
+def _rss_kept_after_two_halves(task, shared):
+    """Resident kB still held after two 32 MiB numpy temporaries are freed (Linux /proc)."""
+
+    def resident() -> int:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+    before = resident()
+    halves = [np.ones((4 << 20) - 64) for _ in range(2)]  # just under 32 MiB each, every page touched
+    del halves
+    return resident() - before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc and glibc's allocator")
+def test_pool_workers_keep_their_heap_between_tasks():
+    # A fresh (spawned) process with glibc's defaults maps each 32 MiB temporary and unmaps it when freed
+    # (nothing kept); a worker of dpverify's pool (_keep_heap: heap up to 32 MiB arrays, trimmed past
+    # 1 GiB) keeps the 64 MiB for its next task instead of faulting it in again, whatever allocator
+    # state it inherited from the driver at the fork.
+    import concurrent.futures
+    import multiprocessing
+
+    plain = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+    with plain:
+        assert plain.submit(_rss_kept_after_two_halves, 0, None).result() < 16 << 10
+    with open_executor("processes") as runner:
+        kept = runner.map(_rss_kept_after_two_halves, [0], Shared({}, {}))
+    assert kept[0] > 48 << 10
+
+
+def test_dask_workers_start_with_the_same_allocator_settings(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from dpverify.executors import WORKER_MALLOC, local_cluster
+
+    cluster = local_cluster(1)
+    try:
+        with distributed.Client(cluster) as client:
+            seen = client.run(lambda: {name: os.environ.get(name) for name in WORKER_MALLOC})
+    finally:
+        cluster.close()
+    assert list(seen.values()) == [{name: str(value) for name, value in WORKER_MALLOC.items()}]
