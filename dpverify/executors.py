@@ -422,9 +422,18 @@ def local_cluster(workers: int | None = None) -> Any:
             "executor='dask' needs Dask's distributed scheduler, which is not installed; install "
             "the extra with `pip install dpverify[dask]`, or use executor='processes'."
         ) from None
-    with dask.config.set({f"distributed.nanny.pre-spawn-environ.{name}": value for name, value in WORKER_MALLOC.items()}):
-        return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                            dashboard_address=":0")
+    # Dask's nannies put their workers' variables (OMP_NUM_THREADS=1, PYTHONHASHSEED, the allocator's)
+    # into this process's own environment while spawning; they are put back as they were, so a
+    # later subprocess of the caller does not inherit them.
+    saved = dict(os.environ)
+    try:
+        with dask.config.set({f"distributed.nanny.pre-spawn-environ.{name}": value for name, value in WORKER_MALLOC.items()}):
+            return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                dashboard_address=":0")
+    finally:
+        for name in set(os.environ) - set(saved):
+            del os.environ[name]
+        os.environ.update(saved)
 
 
 def _warm() -> None:

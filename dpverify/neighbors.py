@@ -132,12 +132,10 @@ class Substitute(NeighborRelation):
     def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
         z = len(records)
         if exchangeable:
-            from dpverify.multisets import table
+            from dpverify.pair_sources import MultisetPairs
 
-            full = table(z, n)
-            left, right = full.substitute_pairs()
-            datasets = [tuple(records[i] for i in m) for m in _multisets(n, z)]
-            return PairSet(datasets, left, right)
+            datasets = [tuple(records[i] for i in m) for m in _multisets(n, z)]  # the multiset table's order
+            return PairSet(datasets, source=MultisetPairs(z, n))  # pairs streamed, chunk by chunk
         # Ordered datasets in lexicographic order (index = sum_p digit_p * z^(n-1-p)), pairs streamed.
         from dpverify.pair_sources import OrderedDatasets, SubstitutePairs
 

@@ -20,11 +20,10 @@ __all__ = ["privacy_profile", "proof_step_slack", "start_proof_step_slack"]
 LN_4E2 = math.log(4 * math.e**2)
 
 
-def privacy_profile(
-    probs: np.ndarray, left: np.ndarray, right: np.ndarray, epsilon_star: float, points: int = 9, executor: Any = None
-) -> list[dict]:
+def privacy_profile(probs: np.ndarray, pairs: Any, epsilon_star: float, points: int = 9, executor: Any = None) -> list[dict]:
     """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]: one pass,
     each chunk's rows gathered once for every eps, sharded over ``executor`` (maxima: the same).
+    ``pairs`` is a pair source (:mod:`dpverify.pair_sources`), read chunk by chunk.
 
     The rows are read outcome-major (``probs.T``, one contiguous row of pairs per outcome), so each
     eps is a few whole-array operations and the sum over outcomes is taken in outcome order: 4-5x
@@ -37,21 +36,21 @@ def privacy_profile(
     columns = np.ascontiguousarray(np.asarray(probs, dtype=float).T)
     columns.setflags(write=False)
     with open_executor(executor) as runner:
-        tasks = shard_ranges(left.size, 4 * runner.workers if runner.parallel else 1, chunk)
-        shared = Shared({"columns": columns, "left": left, "right": right}, {"factors": [exp_epsilon(e) for e in grid]})
+        tasks = shard_ranges(len(pairs), 4 * runner.workers if runner.parallel else 1, chunk)
+        shared = Shared({"columns": columns}, {"pairs": pairs, "factors": [exp_epsilon(e) for e in grid]})
         parts = runner.map(_profile_block, tasks, shared)
     worst = [max([0.0, *(part[i] for part in parts)]) for i in range(points)]
     return [{"epsilon": e, "delta": d} for e, d in zip(grid, worst)]
 
 
 def _profile_block(task: tuple[int, int], shared: Any) -> list[float]:
-    columns, left, right, factors = shared["columns"], shared["left"], shared["right"], shared["factors"]
+    columns, pairs, factors = shared["columns"], shared["pairs"], shared["factors"]
     worst = [0.0] * len(factors)
     for start in range(task[0], task[1], 1 << 16):
-        stop = min(start + (1 << 16), task[1])
-        if stop <= start:
+        left, right = pairs.chunk(start, min(start + (1 << 16), task[1]))
+        if not left.size:
             continue
-        p, q = columns[:, np.asarray(left[start:stop])], columns[:, np.asarray(right[start:stop])]  # (K, pairs)
+        p, q = columns[:, left], columns[:, right]  # (K, pairs)
         scratch = np.empty_like(p)
         for i, f in enumerate(factors):
             for a, b in ((p, q), (q, p)):

@@ -18,11 +18,12 @@ import numpy as np
 from dpverify.audit import AuditCase, Expect, Measurement, SweepSeries
 from dpverify.checker import verify
 from dpverify.domains import concept_class, labeled_records
-from dpverify.engine import Verdict
+from dpverify.engine import RowPairs, Verdict, decide, sweep
 from dpverify.errors import InvalidArgument
 from dpverify.multisets import MultisetTable
 from dpverify.multisets import table as multiset_table
-from dpverify.rows import decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
+from dpverify.pair_sources import MultisetPairs
+from dpverify.rows import decide_parts, decide_rows, multiset_neighbors
 from mechanisms.audits._agnostic_proof import privacy_profile, start_proof_step_slack
 from mechanisms.audits._instance import instance
 from mechanisms.learners import learner as make_learner
@@ -81,11 +82,11 @@ def _dataset_verdict(
 ):
     """The engine's decision over every replace-one pair of dataset multisets: (decision, verdict,
     witness text); witnesses are checked to be replace-one neighbours."""
-    left, right = table.substitute_pairs()
-    decision = decide_rows(
-        probs, left, right, epsilon=claimed_epsilon, delta=claimed_delta,
+    rows = RowPairs(
+        probs, None, None, source=MultisetPairs(table.universe_size, table.n),  # streamed, chunk by chunk
         label=lambda row: table.records(row, universe), is_neighbor=multiset_neighbors, executor=executor,
     )
+    decision = decide(rows, claimed_epsilon, claimed_delta)
     witness = None if decision.witness is None else str(decision.witness)
     return decision, decision.verdict, witness
 
@@ -135,7 +136,7 @@ def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claime
     table, probs = finish_table()
     worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta, runner)
     details = {
-        "pairs": int(table.substitute_pairs()[0].size),
+        "pairs": len(MultisetPairs(table.universe_size, table.n)),
         "k": k_used,
         "epsilon_star_over_epsilon": worst.epsilon_star / epsilon,
         "claimed_epsilon_over_epsilon": claimed_epsilon / epsilon,
@@ -143,15 +144,15 @@ def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claime
         "epsilon_slack": claimed_epsilon - worst.epsilon_star,
     }
     if inner.delta > 0:
-        left, right = table.substitute_pairs()
-        at_epsilon = worst_over_pairs(probs, left, right, epsilon=float(epsilon)).delta_star
+        streamed = RowPairs(probs, None, None, source=MultisetPairs(table.universe_size, table.n), executor=runner)
+        at_epsilon = sweep(streamed, float(epsilon)).delta_star
         details["delta_at_epsilon"] = at_epsilon
         details["delta_at_epsilon_over_epsilon_delta"] = at_epsilon / (epsilon * inner.delta)
         details["delta_star_over_epsilon_delta"] = worst.delta_star / (epsilon * inner.delta)
         details["claimed_delta_over_epsilon_delta"] = claimed_delta / (epsilon * inner.delta)
     if finish_steps is not None:
         details.update(finish_steps())
-        details["privacy_profile"] = privacy_profile(probs, *table.substitute_pairs(), worst.epsilon_star,
+        details["privacy_profile"] = privacy_profile(probs, MultisetPairs(table.universe_size, table.n), worst.epsilon_star,
                                                      executor=runner)
     if outside_preconditions:
         holds = None

@@ -78,3 +78,22 @@ def test_threshold_learner_rows_from_indices_equal_rows_from_tuples():
     np.testing.assert_array_equal(from_indices, from_tuples)
     expected = learner(block[0])  # and both are the per-dataset mechanism's rows
     np.testing.assert_allclose(from_indices[0], [float(expected[u]) for u in outcomes], rtol=1e-15)
+
+
+@pytest.mark.parametrize(("z", "n"), [(2, 1), (3, 1), (3, 4), (8, 3), (5, 6), (1, 3)])
+def test_multiset_pairs_stream_the_table_pairs_in_order(z, n):
+    from math import comb
+
+    from dpverify.multisets import table
+    from dpverify.pair_sources import MultisetPairs
+
+    source = MultisetPairs(z, n)
+    left, right = table(z, n).substitute_pairs()
+    assert len(source) == left.size == comb(z + n - 2, n - 1) * comb(z, 2)  # e.g. z = 8, n = 3: 36 * 28 = 1,008
+    for size in (1, 5, 28, 1000):  # chunks that start and stop inside one M's (a, b) run
+        pieces = [source.chunk(start, start + size) for start in range(0, len(source), size)]
+        got_left = np.concatenate([np.zeros(0, np.int64), *(p[0] for p in pieces)])
+        got_right = np.concatenate([np.zeros(0, np.int64), *(p[1] for p in pieces)])
+        np.testing.assert_array_equal(got_left, left)
+        np.testing.assert_array_equal(got_right, right)
+    assert source.chunk(len(source), len(source) + 10)[0].size == 0
