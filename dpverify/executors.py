@@ -106,13 +106,6 @@ _PHASES_MAPPED = 4
 
 
 def _resolve(shared: Any) -> Shared:
-    if isinstance(shared, Shared):
-        # Arrays that arrive through Dask's serialisation can be unaligned views on the received frame,
-        # which numpy reads on slow paths (4x here): copy each once, in place, for every later task.
-        for name, array in list(shared.arrays.items()):
-            if not array.flags.aligned:
-                shared.arrays[name] = np.require(array, requirements=["A", "C"])
-        return shared
     if not isinstance(shared, _Mapped):
         return shared
     key = tuple(sorted(shared.paths.items()))
@@ -130,8 +123,31 @@ def _call(function: Callable[[Any, Shared], Any], task: Any, shared: Any) -> Any
     return function(task, _resolve(shared))
 
 
+_ALIGNED: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _call_scattered(function: Callable[[Any, Shared], Any], task: Any, arrays: dict, objects: dict) -> Any:
+    """A Dask task: ``arrays`` arrive as the worker's own copies of the scattered arrays (Dask
+    resolves the futures), each kept by the worker for every task of every phase that uses it."""
+    ready = {}
+    for name, array in arrays.items():
+        if array.flags.aligned:
+            ready[name] = array
+            continue
+        # An array deserialised by Dask can be an unaligned view on the received frame, which numpy
+        # reads on slow paths (4x here): one aligned copy per stored array, reused by later tasks.
+        found = _ALIGNED.get(id(array))
+        if found is None or found[0] is not array:
+            found = _ALIGNED[id(array)] = (array, np.require(array, requirements=["A", "C"]))
+            while len(_ALIGNED) > 16:
+                del _ALIGNED[next(iter(_ALIGNED))]
+        ready[name] = found[1]
+    return function(task, Shared(ready, objects))
+
+
 class _Files:
-    """Shared arrays written as ``.npy`` files for a process pool's workers to memory-map.
+    """Shared arrays written as ``.npy`` files for a process pool's workers to memory-map (or
+    scattered to a Dask cluster's workers, :meth:`scatter`).
 
     A phase's files are removed once its results are in; a read-only array (``writeable`` False:
     the multiset tables, their pair indices, relabel outputs) is written once and its file kept
@@ -142,6 +158,8 @@ class _Files:
     def __init__(self) -> None:
         self.folders: dict[str | None, str] = {}  # memory (/dev/shm) or the system's temporary folder
         self.kept: dict[int, tuple[weakref.ref, tuple, str]] = {}
+        self.kept_futures: dict[int, tuple[weakref.ref, tuple, Any]] = {}  # the same for a Dask client
+        self.client: Any = None
 
     def write(self, shared: Shared) -> tuple[_Mapped, list[str]]:
         """The arrays as files: ``(handle for the workers, files to remove after the phase)``."""
@@ -166,10 +184,36 @@ class _Files:
                 self.kept[id(array)] = (weakref.ref(array), identity, path)
         return _Mapped(paths, shared.objects), fresh
 
+    def scatter(self, client: Any, shared: Shared) -> tuple[dict, Any, list]:
+        """The arrays and objects sent to every Dask worker: ``(futures by name, objects' future,
+        futures to release after the phase)``; a read-only array is sent once and kept until
+        :meth:`close`, as its file is for a process pool."""
+        futures: dict[str, Any] = {}
+        fresh: list = []
+        for name, array in shared.arrays.items():
+            identity = (array.__array_interface__["data"][0], array.shape, array.dtype.str, array.strides)
+            found = self.kept_futures.get(id(array))
+            if found is not None and found[0]() is array and found[1] == identity:
+                futures[name] = found[2]
+                continue
+            future = futures[name] = client.scatter(array, broadcast=True, hash=False, direct=True)
+            if array.flags.writeable:
+                fresh.append(future)
+            else:
+                self.kept_futures[id(array)] = (weakref.ref(array), identity, future)
+                self.client = client
+        # Once per phase, not per task; in a list, because Dask scatters a dict as one key per item.
+        (objects,) = client.scatter([shared.objects], broadcast=True, hash=False, direct=True)
+        fresh.append(objects)
+        return futures, objects, fresh
+
     def close(self) -> None:
         for folder in self.folders.values():
             shutil.rmtree(folder, ignore_errors=True)
-        self.folders, self.kept = {}, {}
+        if self.kept_futures and self.client is not None:
+            with contextlib.suppress(Exception):  # the client may already be closed
+                self.client.cancel([future for _, _, future in self.kept_futures.values()])
+        self.folders, self.kept, self.kept_futures, self.client = {}, {}, {}, None
 
 
 class Runner:
@@ -218,9 +262,9 @@ class Runner:
                     on_done(index)
             return Pending(done=inline)
         if self._client is not None:
-            handle = self._client.scatter(shared, broadcast=True, hash=False, direct=True)  # fresh key, straight to the workers
-            futures = [self._client.submit(_call, function, task, handle, pure=False) for task in tasks]
-            return Pending(futures=futures, client=self._client, handle=handle, on_done=on_done)
+            arrays, objects, fresh = self._files.scatter(self._client, shared)
+            futures = [self._client.submit(_call_scattered, function, task, arrays, objects, pure=False) for task in tasks]
+            return Pending(futures=futures, client=self._client, handle=fresh, on_done=on_done)
         mapped, phase_files = self._files.write(shared)
         if self._pool in _FORK_FROZEN:  # its workers start at this first submit (see _FORK_FROZEN)
             _FORK_FROZEN.discard(self._pool)
@@ -304,7 +348,7 @@ class Pending:
 
     def _release(self) -> None:
         if self._client is not None:
-            self._client.cancel([*self._futures, self._handle])
+            self._client.cancel([*self._futures, *(self._handle or [])])
         for future in self._futures:
             if hasattr(future, "cancel") and self._client is None:
                 future.cancel()
