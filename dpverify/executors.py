@@ -29,6 +29,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import contextvars
+import functools
 import gc
 import os
 import pickle
@@ -145,6 +146,22 @@ def _call_scattered(function: Callable[[Any, Shared], Any], task: Any, arrays: d
     return function(task, Shared(ready, objects))
 
 
+def _once(kept: dict, array: np.ndarray, send: Callable[[np.ndarray], Any], fresh: list) -> Any:
+    """``send(array)`` (a file path, a Dask future), or for a read-only array what it gave the first
+    time (``kept`` by the array's id, checked against the array itself); a writable array's handle
+    goes to ``fresh``, released after its phase."""
+    identity = (array.__array_interface__["data"][0], array.shape, array.dtype.str, array.strides)
+    found = kept.get(id(array))
+    if found is not None and found[0]() is array and found[1] == identity:
+        return found[2]
+    handle = send(array)
+    if array.flags.writeable:
+        fresh.append(handle)
+    else:
+        kept[id(array)] = (weakref.ref(array), identity, handle)
+    return handle
+
+
 class _Files:
     """Shared arrays written as ``.npy`` files for a process pool's workers to memory-map (or
     scattered to a Dask cluster's workers, :meth:`scatter`).
@@ -169,39 +186,26 @@ class _Files:
             return _Mapped(paths, shared.objects), fresh
         where = _memory_folder(sum(array.nbytes for array in shared.arrays.values()))
         for name, array in shared.arrays.items():
-            identity = (array.__array_interface__["data"][0], array.shape, array.dtype.str, array.strides)
-            found = self.kept.get(id(array))
-            if found is not None and found[0]() is array and found[1] == identity:
-                paths[name] = found[2]
-                continue
-            if where not in self.folders:
-                self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
-            path = paths[name] = os.path.join(self.folders[where], f"{name}-{uuid.uuid4().hex}.npy")
-            np.save(path, np.ascontiguousarray(array))
-            if array.flags.writeable:
-                fresh.append(path)
-            else:
-                self.kept[id(array)] = (weakref.ref(array), identity, path)
+            paths[name] = _once(self.kept, array, functools.partial(self._save, name, where), fresh)
         return _Mapped(paths, shared.objects), fresh
+
+    def _save(self, name: str, where: str | None, array: np.ndarray) -> str:
+        if where not in self.folders:
+            self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
+        path = os.path.join(self.folders[where], f"{name}-{uuid.uuid4().hex}.npy")
+        np.save(path, np.ascontiguousarray(array))
+        return path
 
     def scatter(self, client: Any, shared: Shared) -> tuple[dict, Any, list]:
         """The arrays and objects sent to every Dask worker: ``(futures by name, objects' future,
         futures to release after the phase)``; a read-only array is sent once and kept until
         :meth:`close`, as its file is for a process pool."""
-        futures: dict[str, Any] = {}
+        self.client = client
         fresh: list = []
-        for name, array in shared.arrays.items():
-            identity = (array.__array_interface__["data"][0], array.shape, array.dtype.str, array.strides)
-            found = self.kept_futures.get(id(array))
-            if found is not None and found[0]() is array and found[1] == identity:
-                futures[name] = found[2]
-                continue
-            future = futures[name] = client.scatter(array, broadcast=True, hash=False, direct=True)
-            if array.flags.writeable:
-                fresh.append(future)
-            else:
-                self.kept_futures[id(array)] = (weakref.ref(array), identity, future)
-                self.client = client
+        futures = {
+            name: _once(self.kept_futures, array, lambda data: client.scatter(data, broadcast=True, hash=False, direct=True), fresh)
+            for name, array in shared.arrays.items()
+        }
         # Once per phase, not per task; in a list, because Dask scatters a dict as one key per item.
         (objects,) = client.scatter([shared.objects], broadcast=True, hash=False, direct=True)
         fresh.append(objects)
