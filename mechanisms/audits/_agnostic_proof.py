@@ -19,6 +19,9 @@ __all__ = ["privacy_profile", "proof_step_slack", "start_proof_step_slack"]
 
 LN_4E2 = math.log(4 * math.e**2)
 
+#: Values per array in one C3b block (whats x outcomes): the block's dozen arrays fit in a core's cache.
+_WHAT_BLOCK = 1 << 14
+
 
 def privacy_profile(probs: np.ndarray, pairs: Any, epsilon_star: float, points: int = 9, executor: Any = None) -> list[dict]:
     """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]: one pass,
@@ -134,41 +137,40 @@ def _c3b_block(task: tuple[int, int], shared: Any) -> tuple[float, float, float]
     """
     logs, outputs, w_rows = shared["logs"], shared["outputs"], np.asarray(shared["w_rows"])
     combos = np.asarray(shared["combos"][task[0] : task[1]])
-    z = w_rows.shape[0]
+    z, whats = w_rows.shape
     factor = 4 * math.e**2
     c3a, c3b_eps, c3b_delta = 0.0, 0.0, 0.0
+    block = max(1, _WHAT_BLOCK // max(1, logs.shape[-1]))  # whats per block: a block's arrays stay in cache
     for start in np.flatnonzero(np.r_[True, combos[1:, 0] != combos[:-1, 0]]) if combos.size else ():
         stop = start + 1
         while stop < len(combos) and combos[stop, 0] == combos[start, 0]:
             stop += 1
         o2 = combos[start, 0]
-        second = np.asarray(logs[o2])[w_rows]  # (c, what, K)
-        prefix, suffix = [second[0]], [second[-1]]
-        for c in range(1, z):
-            prefix.append(np.minimum(prefix[-1], second[c]))
-            suffix.append(np.minimum(suffix[-1], second[z - 1 - c]))
-        suffix.reverse()
-        largest = second[0]
-        for c in range(1, z):
-            largest = np.maximum(largest, second[c])
-        with np.errstate(invalid="ignore"):
-            c3a = max(c3a, float(np.fmax.reduce(largest - prefix[-1], axis=None, initial=0.0)))
-            for o1, a, b in combos[start:stop, 1:]:
-                if z == 1:
-                    continue
-                if a == 0:
-                    excluded = suffix[1]
-                elif a == z - 1:
-                    excluded = prefix[z - 2]
-                else:
-                    excluded = np.minimum(prefix[a - 1], suffix[a + 1])
-                first = np.asarray(logs[o1])[w_rows[b]]  # (what, K): t1 = that + e_a, w1 = what + e_b
-                here = float(np.fmax.reduce(first - excluded, axis=None, initial=0.0))
-                c3b_eps = max(c3b_eps, here)
-                if here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 everywhere: no excess (a shortcut)
-                    p1 = np.asarray(outputs[o1])[w_rows[b]]
-                    others = np.array([c for c in range(z) if c != a])
-                    p2 = np.asarray(outputs[o2])[w_rows[others]]  # (c != a, what, K)
-                    excess = np.maximum(p1[None] - factor * p2, 0).sum(axis=-1)
-                    c3b_delta = max(c3b_delta, float(excess.max()))
+        for low in range(0, whats, block):
+            rows = w_rows[:, low : low + block]  # (c, block): w = what + e_c
+            second = np.asarray(logs[o2])[rows]  # (c, block, K)
+            prefix, suffix = [second[0]], [second[-1]]
+            for c in range(1, z):
+                prefix.append(np.minimum(prefix[-1], second[c]))
+                suffix.append(np.minimum(suffix[-1], second[z - 1 - c]))
+            suffix.reverse()
+            largest = second[0]
+            for c in range(1, z):
+                largest = np.maximum(largest, second[c])
+            excluded: dict[int, np.ndarray] = {}
+            with np.errstate(invalid="ignore"):
+                c3a = max(c3a, float(np.fmax.reduce(largest - prefix[-1], axis=None, initial=0.0)))
+                for o1, a, b in combos[start:stop, 1:] if z > 1 else ():
+                    if a not in excluded:
+                        excluded[a] = (suffix[1] if a == 0 else prefix[z - 2] if a == z - 1
+                                       else np.minimum(prefix[a - 1], suffix[a + 1]))
+                    first = np.asarray(logs[o1])[rows[b]]  # (block, K): t1 = that + e_a, w1 = what + e_b
+                    here = float(np.fmax.reduce(first - excluded[a], axis=None, initial=0.0))
+                    c3b_eps = max(c3b_eps, here)
+                    if here > LN_4E2 - 1e-6:  # otherwise p1 <= 4e^2 p2 in this block: no excess (a shortcut)
+                        p1 = np.asarray(outputs[o1])[rows[b]]
+                        others = np.array([c for c in range(z) if c != a])
+                        p2 = np.asarray(outputs[o2])[rows[others]]  # (c != a, block, K)
+                        excess = np.maximum(p1[None] - factor * p2, 0).sum(axis=-1)
+                        c3b_delta = max(c3b_delta, float(excess.max()))
     return c3a, c3b_eps, c3b_delta
