@@ -145,7 +145,7 @@ def test_pool_workers_keep_their_heap_between_tasks():
         assert runner._pool._initializer is executors._keep_heap
 
 
-def test_dask_workers_start_with_the_same_allocator_settings(monkeypatch):
+def test_dask_workers_start_with_the_same_allocator_settings_and_no_profiler():
     distributed = pytest.importorskip("distributed")
     from dpverify.executors import WORKER_MALLOC, local_cluster
 
@@ -153,9 +153,11 @@ def test_dask_workers_start_with_the_same_allocator_settings(monkeypatch):
     try:
         with distributed.Client(cluster) as client:
             seen = client.run(lambda: {name: os.environ.get(name) for name in WORKER_MALLOC})
+            profiling = client.run(lambda: __import__("dask").config.get("distributed.worker.profile.enabled"))
     finally:
         cluster.close()
     assert list(seen.values()) == [{name: str(value) for name, value in WORKER_MALLOC.items()}]
+    assert list(profiling.values()) == [False]  # the sampling profiler cost 8% of C3's compute
 
 
 def test_a_local_cluster_leaves_this_process_environment_as_it_was():
