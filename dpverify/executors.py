@@ -29,20 +29,15 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import contextvars
-import functools
 import gc
 import os
 import pickle
-import shutil
-import tempfile
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from dpverify._transport import Shared, _call, _call_scattered, _Files
 from dpverify.errors import InvalidArgument
 
 __all__ = [
@@ -72,27 +67,6 @@ def shard_ranges(total: int, parts: int, unit: int = 1) -> list[tuple[int, int]]
     return [(bounds[g], bounds[g + 1]) for g in range(parts)]
 
 
-@dataclass
-class Shared:
-    """What every task of one phase needs: large arrays (sent once) and small objects."""
-
-    arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    objects: dict[str, Any] = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> Any:
-        return self.arrays[name] if name in self.arrays else self.objects[name]
-
-
-@dataclass(frozen=True)
-class _Mapped:
-    """A :class:`Shared` whose arrays are ``.npy`` files, memory-mapped by each worker once."""
-
-    paths: dict[str, str]
-    objects: dict[str, Any]
-
-
-_MAPPED: dict[tuple, Shared] = {}
-
 #: Fork pools whose workers have not started: the first submit forks them with the driver's objects
 #: frozen (:func:`gc.freeze`), so a worker's garbage collections skip everything it inherited instead
 #: of walking it, which writes to every inherited object and so copies the driver's heap page by
@@ -103,121 +77,6 @@ _MAPPED: dict[tuple, Shared] = {}
 #: black-box EM called per dataset (|X| = 4, n = 6, 2 workers): 6.1 s and 7.1 s unfrozen, 5.6 s and
 #: 6.1 s frozen (serial 10.7 s).
 _FORK_FROZEN: weakref.WeakSet = weakref.WeakSet()
-_PHASES_MAPPED = 4
-
-
-def _resolve(shared: Any) -> Shared:
-    if not isinstance(shared, _Mapped):
-        return shared
-    key = tuple(sorted(shared.paths.items()))
-    found = _MAPPED.pop(key, None)
-    if found is None:
-        arrays = {name: np.load(path, mmap_mode="r") for name, path in shared.paths.items()}
-        found = Shared(arrays, {})
-    _MAPPED[key] = found  # most recent last; phases may interleave (Runner.submit), so keep a few
-    while len(_MAPPED) > _PHASES_MAPPED:
-        del _MAPPED[next(iter(_MAPPED))]
-    return Shared(found.arrays, shared.objects)
-
-
-def _call(function: Callable[[Any, Shared], Any], task: Any, shared: Any) -> Any:
-    return function(task, _resolve(shared))
-
-
-_ALIGNED: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _call_scattered(function: Callable[[Any, Shared], Any], task: Any, arrays: dict, objects: dict) -> Any:
-    """A Dask task: ``arrays`` arrive as the worker's own copies of the scattered arrays (Dask
-    resolves the futures), each kept by the worker for every task of every phase that uses it."""
-    ready = {}
-    for name, array in arrays.items():
-        if array.flags.aligned:
-            ready[name] = array
-            continue
-        # An array deserialised by Dask can be an unaligned view on the received frame, which numpy
-        # reads on slow paths (4x here): one aligned copy per stored array, reused by later tasks.
-        found = _ALIGNED.get(id(array))
-        if found is None or found[0] is not array:
-            found = _ALIGNED[id(array)] = (array, np.require(array, requirements=["A", "C"]))
-            while len(_ALIGNED) > 16:
-                del _ALIGNED[next(iter(_ALIGNED))]
-        ready[name] = found[1]
-    return function(task, Shared(ready, objects))
-
-
-def _once(kept: dict, array: np.ndarray, send: Callable[[np.ndarray], Any], fresh: list) -> Any:
-    """``send(array)`` (a file path, a Dask future), or for a read-only array what it gave the first
-    time (``kept`` by the array's id, checked against the array itself); a writable array's handle
-    goes to ``fresh``, released after its phase."""
-    identity = (array.__array_interface__["data"][0], array.shape, array.dtype.str, array.strides)
-    found = kept.get(id(array))
-    if found is not None and found[0]() is array and found[1] == identity:
-        return found[2]
-    handle = send(array)
-    if array.flags.writeable:
-        fresh.append(handle)
-    else:
-        kept[id(array)] = (weakref.ref(array), identity, handle)
-    return handle
-
-
-class _Files:
-    """Shared arrays written as ``.npy`` files for a process pool's workers to memory-map (or
-    scattered to a Dask cluster's workers, :meth:`scatter`).
-
-    A phase's files are removed once its results are in; a read-only array (``writeable`` False:
-    the multiset tables, their pair indices, relabel outputs) is written once and its file kept
-    until :meth:`close`, so phases that share it (C3's sweep and privacy profile read the same
-    pair indices) do not write it again.
-    """
-
-    def __init__(self) -> None:
-        self.folders: dict[str | None, str] = {}  # memory (/dev/shm) or the system's temporary folder
-        self.kept: dict[int, tuple[weakref.ref, tuple, str]] = {}
-        self.kept_futures: dict[int, tuple[weakref.ref, tuple, Any]] = {}  # the same for a Dask client
-        self.client: Any = None
-
-    def write(self, shared: Shared) -> tuple[_Mapped, list[str]]:
-        """The arrays as files: ``(handle for the workers, files to remove after the phase)``."""
-        paths: dict[str, str] = {}
-        fresh: list[str] = []
-        if not shared.arrays:
-            return _Mapped(paths, shared.objects), fresh
-        where = _memory_folder(sum(array.nbytes for array in shared.arrays.values()))
-        for name, array in shared.arrays.items():
-            paths[name] = _once(self.kept, array, functools.partial(self._save, name, where), fresh)
-        return _Mapped(paths, shared.objects), fresh
-
-    def _save(self, name: str, where: str | None, array: np.ndarray) -> str:
-        if where not in self.folders:
-            self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
-        path = os.path.join(self.folders[where], f"{name}-{uuid.uuid4().hex}.npy")
-        np.save(path, np.ascontiguousarray(array))
-        return path
-
-    def scatter(self, client: Any, shared: Shared) -> tuple[dict, Any, list]:
-        """The arrays and objects sent to every Dask worker: ``(futures by name, objects' future,
-        futures to release after the phase)``; a read-only array is sent once and kept until
-        :meth:`close`, as its file is for a process pool."""
-        self.client = client
-        fresh: list = []
-        futures = {
-            name: _once(self.kept_futures, array, lambda data: client.scatter(data, broadcast=True, hash=False, direct=True), fresh)
-            for name, array in shared.arrays.items()
-        }
-        # Once per phase, not per task; in a list, because Dask scatters a dict as one key per item.
-        (objects,) = client.scatter([shared.objects], broadcast=True, hash=False, direct=True)
-        fresh.append(objects)
-        return futures, objects, fresh
-
-    def close(self) -> None:
-        for folder in self.folders.values():
-            shutil.rmtree(folder, ignore_errors=True)
-        if self.kept_futures and self.client is not None:
-            with contextlib.suppress(Exception):  # the client may already be closed
-                self.client.cancel([future for _, _, future in self.kept_futures.values()])
-        self.folders, self.kept, self.kept_futures, self.client = {}, {}, {}, None
 
 
 class Runner:
@@ -301,17 +160,6 @@ class Runner:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _memory_folder(nbytes: int) -> str | None:
-    """``/dev/shm`` (memory, 5x faster to write than a disk's ``/tmp`` here) if it has room for
-    four times ``nbytes``, else None (the system's temporary folder). Containers often give
-    ``/dev/shm`` only 64 MiB, hence the check."""
-    folder = "/dev/shm"
-    try:
-        return folder if os.access(folder, os.W_OK) and shutil.disk_usage(folder).free > 4 * nbytes else None
-    except OSError:
-        return None
 
 
 class Pending:

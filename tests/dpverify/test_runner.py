@@ -62,14 +62,16 @@ def test_shared_files_are_removed_after_their_phase():
 
 
 def test_shared_files_fall_back_to_the_temporary_folder_when_memory_is_short(monkeypatch):
-    assert executors._memory_folder(0) in ("/dev/shm", None)
+    from dpverify import _transport
+
+    assert _transport._memory_folder(0) in ("/dev/shm", None)
 
     class Usage:
         free = 1000
 
-    monkeypatch.setattr(executors.shutil, "disk_usage", lambda folder: Usage())
-    assert executors._memory_folder(250) is None  # needs 4 * 250 = 1000 < free, which is not the case
-    assert executors._memory_folder(249) in ("/dev/shm", None)  # 996 < 1000 (None where /dev/shm is absent)
+    monkeypatch.setattr(_transport.shutil, "disk_usage", lambda folder: Usage())
+    assert _transport._memory_folder(250) is None  # needs 4 * 250 = 1000 < free, which is not the case
+    assert _transport._memory_folder(249) in ("/dev/shm", None)  # 996 < 1000 (None where /dev/shm is absent)
 
 
 def _freeze_count(task, shared):
@@ -128,7 +130,6 @@ def test_pool_workers_keep_their_heap_between_tasks():
     import concurrent.futures
     import subprocess
 
-    from dpverify import executors
 
     clean = {name: value for name, value in os.environ.items() if not name.startswith("MALLOC_")}
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
