@@ -88,10 +88,14 @@ def _call_scattered(function: Callable[[Any, Shared], Any], task: Any, arrays: d
     return function(task, Shared(ready, objects))
 
 
-def _once(kept: dict, array: np.ndarray, send: Callable[[np.ndarray], Any], fresh: list) -> Any:
+def _once(
+    kept: dict, array: np.ndarray, send: Callable[[np.ndarray], Any], fresh: list,
+    release: Callable[[Any], None] | None = None,
+) -> Any:
     """``send(array)`` (a file path, a Dask future), or for a read-only array what it gave the first
     time (``kept`` by the array's id, checked against the array itself); a writable array's handle
-    goes to ``fresh``, released after its phase."""
+    goes to ``fresh``, released after its phase. With ``release``, a kept handle is released as
+    soon as its array is garbage (a long audit does not pile up the files of finished rows)."""
     identity = (array.__array_interface__["data"][0], array.shape, array.dtype.str, array.strides)
     found = kept.get(id(array))
     if found is not None and found[0]() is array and found[1] == identity:
@@ -101,7 +105,14 @@ def _once(kept: dict, array: np.ndarray, send: Callable[[np.ndarray], Any], fres
         fresh.append(handle)
     else:
         kept[id(array)] = (weakref.ref(array), identity, handle)
+        if release is not None:
+            weakref.finalize(array, release, handle)
     return handle
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(OSError):  # gone already (the runner closed): nothing to do
+        os.remove(path)
 
 
 class _Files:
@@ -128,7 +139,7 @@ class _Files:
             return _Mapped(paths, shared.objects), fresh
         where = _memory_folder(sum(array.nbytes for array in shared.arrays.values()))
         for name, array in shared.arrays.items():
-            paths[name] = _once(self.kept, array, functools.partial(self._save, name, where), fresh)
+            paths[name] = _once(self.kept, array, functools.partial(self._save, name, where), fresh, _remove_quietly)
         return _Mapped(paths, shared.objects), fresh
 
     def _save(self, name: str, where: str | None, array: np.ndarray) -> str:

@@ -168,3 +168,15 @@ def test_a_local_cluster_leaves_this_process_environment_as_it_was():
     before = dict(os.environ)
     local_cluster(1).close()
     assert dict(os.environ) == before  # Dask's nannies set OMP_NUM_THREADS=1, PYTHONHASHSEED, ... here
+
+
+def test_a_kept_file_goes_when_its_array_does():
+    with open_executor("processes") as runner:
+        table = np.arange(6)
+        table.setflags(write=False)
+        assert runner.map(_square_plus, [2], Shared({"offset": table}, {})) == [4]
+        (kept,) = [path for _, _, path in runner._files.kept.values()]
+        assert os.path.exists(kept)
+        del table
+        gc.collect()
+        assert not os.path.exists(kept)  # not kept until close: a long audit would pile them up
