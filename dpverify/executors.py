@@ -73,9 +73,8 @@ def shard_ranges(total: int, parts: int, unit: int = 1) -> list[tuple[int, int]]
 #: page (copy-on-write). The fork waits for that first submit, after the driver's own set-up: workers
 #: forked at pool creation instead ran C3's numpy-heavy privacy profile 2x slower (1.1 s against
 #: 0.55 s per worker at n = 14; likely the allocator state they inherit, not yet grown for large
-#: arrays). Measured on
-#: black-box EM called per dataset (|X| = 4, n = 6, 2 workers): 6.1 s and 7.1 s unfrozen, 5.6 s and
-#: 6.1 s frozen (serial 10.7 s).
+#: arrays). Freezing, measured on black-box EM called per dataset (|X| = 4, n = 6, 2 workers):
+#: 6.1 s and 7.1 s unfrozen, 5.6 s and 6.1 s frozen (serial 10.7 s).
 _FORK_FROZEN: weakref.WeakSet = weakref.WeakSet()
 
 
