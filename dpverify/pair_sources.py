@@ -94,10 +94,7 @@ class SubstitutePairs:
             ids = (k // run) * (self.z * weight) + k % run
             lefts.append(ids)
             rights.append(ids + shift * weight)
-        if not lefts:
-            nothing = np.zeros(0, dtype=np.int64)
-            return nothing, nothing
-        return np.concatenate(lefts), np.concatenate(rights)
+        return _joined(lefts, rights)
 
     def materialise(self) -> tuple[np.ndarray, np.ndarray]:
         return self.chunk(0, len(self))
@@ -131,8 +128,7 @@ class MultisetPairs:
         stop = min(stop, len(self))
         per = math.comb(self.z, 2)
         if stop <= start or per == 0:
-            nothing = np.zeros(0, dtype=np.int64)
-            return nothing, nothing
+            return _joined([], [])
         first, last = start // per, (stop - 1) // per + 1
         smaller = table(self.z, self.n - 1).counts[first:last]
         full = table(self.z, self.n)
@@ -174,13 +170,18 @@ class TiledPairs:
             left, right = self.base.chunk(max(start - low, 0), min(stop - low, size))
             lefts.append(left + copy * self.stride)
             rights.append(right + copy * self.stride)
-        if not lefts:
-            nothing = np.zeros(0, dtype=np.int64)
-            return nothing, nothing
-        return np.concatenate(lefts), np.concatenate(rights)
+        return _joined(lefts, rights)
 
     def materialise(self) -> tuple[np.ndarray, np.ndarray]:
         return self.chunk(0, len(self))
+
+
+def _joined(lefts: list[np.ndarray], rights: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces of a chunk as one ``(left, right)`` pair of int64 arrays (empty when none)."""
+    if not lefts:
+        nothing = np.zeros(0, dtype=np.int64)
+        return nothing, nothing
+    return np.concatenate(lefts), np.concatenate(rights)
 
 
 def as_source(left: Any, right: Any) -> ArrayPairs:
