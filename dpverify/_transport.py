@@ -1,8 +1,9 @@
 """How shared arrays reach an executor's workers, and the worker side of a task.
 
-A process pool's workers memory-map ``.npy`` files (in ``/dev/shm`` when it has room); a Dask
-cluster's workers receive scattered arrays. A read-only array is sent once per call and kept until
-the runner closes; a writable one is sent per phase and released after it. Used by
+A process pool's workers, and those of a Dask ``LocalCluster``, memory-map ``.npy`` files (in
+``/dev/shm`` when it has room); other Dask clusters' workers receive scattered arrays. A read-only
+array is sent once per call and kept until it is garbage or the runner closes; a writable one is
+sent per phase and released after it. Used by
 :mod:`dpverify.executors` (kept apart to keep modules small).
 """
 
@@ -64,6 +65,12 @@ def _resolve(shared: Any) -> Shared:
 
 def _call(function: Callable[[Any, Shared], Any], task: Any, shared: Any) -> Any:
     return function(task, _resolve(shared))
+
+
+def _call_mapped(function: Callable[[Any, Shared], Any], task: Any, paths: dict[str, str], objects: dict) -> Any:
+    """A Dask task on a cluster sharing this machine's files: the arrays are mapped from ``paths``
+    (once per worker, as :func:`_call` does), the objects arrive scattered once per phase."""
+    return function(task, _resolve(_Mapped(paths, objects)))
 
 
 _ALIGNED: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -159,10 +166,16 @@ class _Files:
             name: _once(self.kept_futures, array, lambda data: client.scatter(data, broadcast=True, hash=False, direct=True), fresh)
             for name, array in shared.arrays.items()
         }
-        # Once per phase, not per task; in a list, because Dask scatters a dict as one key per item.
-        (objects,) = client.scatter([shared.objects], broadcast=True, hash=False, direct=True)
-        fresh.append(objects)
-        return futures, objects, fresh
+        objects, handles = self.scatter_objects(client, shared.objects)
+        return futures, objects, fresh + handles
+
+    def scatter_objects(self, client: Any, objects: dict) -> tuple[Any, list]:
+        """A phase's small objects sent to every Dask worker once (not pickled into every task):
+        ``(their future, futures to release after the phase)``."""
+        self.client = client
+        # In a list, because Dask scatters a dict as one key per item.
+        (future,) = client.scatter([objects], broadcast=True, hash=False, direct=True)
+        return future, [future]
 
     def close(self) -> None:
         for folder in self.folders.values():

@@ -1,5 +1,6 @@
 """Every executor gives the same VerificationResult as the serial path (serial vs processes vs
-Dask on a LocalCluster of 2 worker processes, started once for the module)."""
+Dask on a LocalCluster of 2 worker processes, started once for the module, reached both through
+its own client (arrays as shared files) and through its scheduler's address (scattered arrays))."""
 
 from __future__ import annotations
 
@@ -31,6 +32,15 @@ def dask_client():
     cluster.close()
 
 
+@pytest.fixture(scope="module")
+def dask_by_address(dask_client):
+    """The same cluster through its scheduler's address, as a remote cluster is reached: dpverify
+    cannot tell that its workers share this machine, so arrays are scattered to them."""
+    client = distributed.Client(dask_client.scheduler.address)
+    yield client
+    client.close()
+
+
 def _fields(result):
     return {name: getattr(result, name) for name in FIELDS}
 
@@ -54,12 +64,13 @@ INSTANCES = [
 
 
 @pytest.mark.parametrize(("mechanism", "arguments", "verdict"), INSTANCES)
-def test_processes_and_dask_give_the_serial_result(dask_client, mechanism, arguments, verdict):
+def test_processes_and_dask_give_the_serial_result(dask_client, dask_by_address, mechanism, arguments, verdict):
     serial = verify(mechanism, **arguments)
     assert serial.verdict is verdict
     expected = _fields(serial)
     assert _fields(verify(mechanism, executor="processes", **arguments)) == expected
     assert _fields(verify(mechanism, executor=dask_client, **arguments)) == expected
+    assert _fields(verify(mechanism, executor=dask_by_address, **arguments)) == expected
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         assert _fields(verify(mechanism, executor=pool, **arguments)) == expected
         assert not pool._shutdown  # an executor passed in is not shut down

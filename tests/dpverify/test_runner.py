@@ -180,3 +180,37 @@ def test_a_kept_file_goes_when_its_array_does():
         del table
         gc.collect()
         assert not os.path.exists(kept)  # not kept until close: a long audit would pile them up
+
+
+def test_a_local_cluster_maps_shared_files_and_a_cluster_by_address_gets_scattered_copies(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from dpverify.executors import local_cluster
+
+    loops = []
+    as_completed = distributed.as_completed
+
+    def spy(futures, loop=None, **options):
+        loops.append(loop)
+        return as_completed(futures, loop=loop, **options)
+
+    # Results are awaited on the runner's own client's loop: on the default client's (here the newer
+    # `by_address`), every phase on `own` waited 1-2 s more (distributed.as_completed's default).
+    monkeypatch.setattr(distributed, "as_completed", spy)
+    cluster = local_cluster(1)
+    try:
+        with distributed.Client(cluster) as own, distributed.Client(cluster.scheduler_address) as by_address:
+            with open_executor(own) as runner:
+                assert runner._local  # a LocalCluster's workers share this machine's files
+                pending = runner.submit(_square_plus, [2, 3], Shared({"offset": np.array([7])}, {}))
+                (path,) = pending._paths  # the writable array went as a file, not a scattered copy
+                assert os.path.exists(path)
+                assert pending.results() == [11, 16]  # 2*2 + 7, 3*3 + 7
+                assert not os.path.exists(path)  # removed with its phase
+                assert loops == [own.loop]
+            with open_executor(by_address) as runner:
+                assert not runner._local  # nothing says these workers share this machine
+                pending = runner.submit(_square_plus, [2, 3], Shared({"offset": np.array([7])}, {}))
+                assert pending._paths == []
+                assert pending.results() == [11, 16]
+    finally:
+        cluster.close()
