@@ -42,6 +42,7 @@ class _Mapped:
 
     paths: dict[str, str]
     objects: dict[str, Any]
+    writable: frozenset[str] = frozenset()  # arrays the tasks write into (Runner.output_array)
 
 
 _MAPPED: dict[tuple, Shared] = {}
@@ -52,10 +53,11 @@ _PHASES_MAPPED = 4
 def _resolve(shared: Any) -> Shared:
     if not isinstance(shared, _Mapped):
         return shared
-    key = tuple(sorted(shared.paths.items()))
+    key = (tuple(sorted(shared.paths.items())), shared.writable)
     found = _MAPPED.pop(key, None)
     if found is None:
-        arrays = {name: np.load(path, mmap_mode="r") for name, path in shared.paths.items()}
+        arrays = {name: np.load(path, mmap_mode="r+" if name in shared.writable else "r")
+                  for name, path in shared.paths.items()}
         found = Shared(arrays, {})
     _MAPPED[key] = found  # most recent last; phases may interleave (Runner.submit), so keep a few
     while len(_MAPPED) > _PHASES_MAPPED:
@@ -67,10 +69,10 @@ def _call(function: Callable[[Any, Shared], Any], task: Any, shared: Any) -> Any
     return function(task, _resolve(shared))
 
 
-def _call_mapped(function: Callable[[Any, Shared], Any], task: Any, paths: dict[str, str], objects: dict) -> Any:
-    """A Dask task on a cluster sharing this machine's files: the arrays are mapped from ``paths``
-    (once per worker, as :func:`_call` does), the objects arrive scattered once per phase."""
-    return function(task, _resolve(_Mapped(paths, objects)))
+def _call_mapped(function: Callable[[Any, Shared], Any], task: Any, mapped: _Mapped, objects: dict) -> Any:
+    """A Dask task on a cluster sharing this machine's files: the arrays are mapped from ``mapped``'s
+    paths (once per worker, as :func:`_call` does), the objects arrive scattered once per phase."""
+    return function(task, _resolve(_Mapped(mapped.paths, objects, mapped.writable)))
 
 
 _ALIGNED: dict[int, tuple[np.ndarray, np.ndarray]] = {}
@@ -136,18 +138,39 @@ class _Files:
         self.folders: dict[str | None, str] = {}  # memory (/dev/shm) or the system's temporary folder
         self.kept: dict[int, tuple[weakref.ref, tuple, str]] = {}
         self.kept_futures: dict[int, tuple[weakref.ref, tuple, Any]] = {}  # the same for a Dask client
+        self.backed: dict[int, tuple[weakref.ref, str]] = {}  # arrays that are files already (output)
         self.client: Any = None
 
     def write(self, shared: Shared) -> tuple[_Mapped, list[str]]:
         """The arrays as files: ``(handle for the workers, files to remove after the phase)``."""
         paths: dict[str, str] = {}
         fresh: list[str] = []
+        writable = []
         if not shared.arrays:
             return _Mapped(paths, shared.objects), fresh
         where = _memory_folder(sum(array.nbytes for array in shared.arrays.values()))
         for name, array in shared.arrays.items():
+            backed = self.backed.get(id(array))
+            if backed is not None and backed[0]() is array:  # a file already: tasks map it, and may write
+                paths[name] = backed[1]
+                if array.flags.writeable:
+                    writable.append(name)
+                continue
             paths[name] = _once(self.kept, array, functools.partial(self._save, name, where), fresh, _remove_quietly)
-        return _Mapped(paths, shared.objects), fresh
+        return _Mapped(paths, shared.objects, frozenset(writable)), fresh
+
+    def output(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A zeroed array that is a file (in memory when there is room) which tasks map writable when
+        it is in a phase's :class:`Shared`: they fill it in place, the driver sees what they wrote.
+        The file goes when the array is garbage or the runner closes."""
+        where = _memory_folder(int(np.prod(shape)) * np.dtype(dtype).itemsize)
+        if where not in self.folders:
+            self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
+        path = os.path.join(self.folders[where], f"output-{uuid.uuid4().hex}.npy")
+        array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+        self.backed[id(array)] = (weakref.ref(array), path)
+        weakref.finalize(array, _remove_quietly, path)
+        return array
 
     def _save(self, name: str, where: str | None, array: np.ndarray) -> str:
         if where not in self.folders:
@@ -183,7 +206,7 @@ class _Files:
         if self.kept_futures and self.client is not None:
             with contextlib.suppress(Exception):  # the client may already be closed
                 self.client.cancel([future for _, _, future in self.kept_futures.values()])
-        self.folders, self.kept, self.kept_futures, self.client = {}, {}, {}, None
+        self.folders, self.kept, self.kept_futures, self.backed, self.client = {}, {}, {}, {}, None
 
 
 def _memory_folder(nbytes: int) -> str | None:

@@ -37,7 +37,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dpverify._transport import Shared, _call, _call_mapped, _call_scattered, _Files
+from dpverify._transport import Shared, _call, _call_mapped, _call_scattered, _Files, _Mapped
 from dpverify.errors import InvalidArgument
 
 __all__ = [
@@ -104,6 +104,27 @@ class Runner:
     def parallel(self) -> bool:
         return self.kind != "serial"
 
+    @property
+    def shares_memory(self) -> bool:
+        """Whether tasks can write into an :meth:`output_array` that this process then reads: serially,
+        on a process pool (or an executor passed in) and on a Dask ``LocalCluster``; not on another
+        Dask cluster, whose workers may be on other machines."""
+        return self._client is None or self._local
+
+    def output_array(self, shape: tuple[int, ...], dtype: Any = float) -> Any:
+        """A zeroed array of ``shape`` that the tasks of a phase fill in place when it is one of the
+        phase's :class:`Shared` arrays (each task writing its own part), read here once the phase's
+        results are in: a plain array serially, else a memory-mapped file that workers map writable.
+        Raises :class:`InvalidArgument` where workers cannot share it (:attr:`shares_memory`)."""
+        import numpy as np
+
+        if not self.shares_memory:
+            raise InvalidArgument(
+                "this Dask cluster's workers may be on other machines and cannot write into this "
+                "process's arrays; compute the array here (a serial Runner), or use a LocalCluster."
+            )
+        return np.zeros(shape, dtype) if not self.parallel else self._files.output(shape, dtype)
+
     def map(
         self, function: Callable[[Any, Shared], Any], tasks: Sequence[Any], shared: Shared,
         on_done: Callable[[int], None] | None = None,
@@ -131,7 +152,8 @@ class Runner:
                 mapped, phase_files = self._files.write(shared)
                 objects, fresh = self._files.scatter_objects(self._client, shared.objects)
                 futures = [
-                    self._client.submit(_call_mapped, function, task, mapped.paths, objects, key=f"{name}-{uuid.uuid4().hex}")
+                    self._client.submit(_call_mapped, function, task, _Mapped(mapped.paths, {}, mapped.writable), objects,
+                                        key=f"{name}-{uuid.uuid4().hex}")
                     for task in tasks
                 ]
                 return Pending(futures=futures, client=self._client, handle=fresh, paths=phase_files, on_done=on_done)

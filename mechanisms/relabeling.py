@@ -51,6 +51,7 @@ __all__ = [
     "exact_parameter",
     "RelabelTables",
     "relabel_tables",
+    "start_relabel_tables",
     "agnostic_table",
 ]
 
@@ -181,18 +182,24 @@ class RelabelTables:
         outputs: ``outputs[i]`` is a ``(len(w_table), K)`` array: row ``j`` is the learner's output
             distribution after relabeling ``t_table[i]`` against ``w_table[j]``. Index sets with the
             same point counts share one array (the same object) when it does not depend on labels.
+        precomputed: ``(of_t, stacked, logs)`` when the outputs were computed straight into one
+            ``(distinct, |W|, K)`` array (:func:`start_relabel_tables`): :attr:`distinct` and, unless
+            ``logs`` is None, :attr:`distinct_logs`, read-only.
     """
 
     universe: tuple
     t_table: MultisetTable
     w_table: MultisetTable
     outputs: list[np.ndarray]
+    precomputed: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None
 
     @functools.cached_property
     def distinct(self) -> tuple[np.ndarray, np.ndarray]:
         """``(of_t, stacked)``: ``stacked[of_t[i]]`` is ``outputs[i]``, one ``(|W|, K)`` slice per distinct
         array (index sets with the same point counts share one), in order of first appearance;
         computed once and read-only, so every phase that sends it to workers sends the same array."""
+        if self.precomputed is not None:
+            return self.precomputed[0], self.precomputed[1]
         first: dict[int, int] = {}
         of_t = np.array([first.setdefault(id(out), len(first)) for out in self.outputs], dtype=np.int64)
         stacked = np.stack(list({id(out): out for out in self.outputs}.values()))
@@ -202,9 +209,14 @@ class RelabelTables:
 
     @functools.cached_property
     def distinct_logs(self) -> np.ndarray:
-        """``ln`` of :attr:`distinct`'s stacked outputs (``-inf`` at zeros), read-only."""
-        with np.errstate(divide="ignore"):
-            logs = np.log(self.distinct[1])
+        """``ln`` of :attr:`distinct`'s stacked outputs (``-inf`` at zeros), read-only; taken slice by
+        slice, as the workers of :func:`start_relabel_tables` take it (the same floats)."""
+        if self.precomputed is not None and self.precomputed[2] is not None:
+            return self.precomputed[2]
+        stacked = self.distinct[1]
+        logs = np.empty_like(stacked)
+        for d in range(len(stacked)):
+            _log_into(stacked[d], logs[d])
         logs.setflags(write=False)
         return logs
 
@@ -218,28 +230,122 @@ def relabel_tables(
     *,
     score: str = "agnostic",
 ) -> RelabelTables:
-    """Vectorised A_Relabel followed by ``learner`` over all ``(t, w)`` count vectors."""
-    _check_score(score)
-    epsilon = float(epsilon)
-    d = concept_class.domain_size
-    universe = labeled_records(d)
-    C = concept_class.matrix
-    mistake = concept_class.mistake_matrix()  # (records, concepts)
-    t_table, w_table = table(len(universe), k), table(len(universe), n - k)
-    size_w = n - k
-    # Every score sees w only through its mistake counts per concept (Nw, |C|), and far fewer
-    # count rows are distinct than there are w (7,008 of 31,824 at n = 14): compute on the distinct
-    # rows, expand by the inverse index (each row's value is the same computation either way).
-    err_w, of_w = _distinct_rows(w_table.counts @ mistake, size_w)
-    outputs = []
-    # With the agnostic score the output depends on t only through its point counts (labels are
-    # replaced by the relabeling): one computation per point multiset, shared by every labeling of it.
-    by_points: dict[bytes, np.ndarray] = {}
-    for t in t_table.counts:
+    """Vectorised A_Relabel followed by ``learner`` over all ``(t, w)`` count vectors (serially)."""
+    layout = _Layout.make(concept_class, epsilon, n, k, learner, score)
+    outputs: list[np.ndarray] = []
+    for d in range(len(layout.firsts)):
+        outputs.append(layout.output(d))
+    return RelabelTables(layout.universe, layout.t_table, layout.w_table, [outputs[d] for d in layout.of_t])
+
+
+def start_relabel_tables(
+    concept_class: ConceptClass, epsilon: float, n: int, k: int, learner, runner: Any, *, score: str = "agnostic",
+    logs: bool = False,
+) -> tuple[Any, Callable[[], RelabelTables]]:
+    """:func:`relabel_tables` with the distinct outputs computed on ``runner`` (a
+    :class:`~dpverify.executors.Runner`) straight into one shared ``(distinct, |W|, K)`` array (and
+    their ``ln`` with ``logs``), the same floats as serially: ``(layout, finish)``. ``layout`` has
+    ``universe``, ``t_table``, ``w_table`` and ``of_t`` at once, for set-up that needs no outputs;
+    ``finish()`` waits for the tables. Every output must have the first one's shape (a learner whose
+    number of outcomes varies with t is refused here: use :func:`relabel_tables`)."""
+    from dpverify.executors import Runner, Shared, shard_ranges
+
+    layout = _Layout.make(concept_class, epsilon, n, k, learner, score)
+    first = layout.output(0)  # its shape sizes the shared arrays
+    shape = (len(layout.firsts), *first.shape)
+    if not runner.shares_memory:  # workers on other machines cannot write into this process's arrays
+        runner = Runner("serial", 1)
+    stacked = runner.output_array(shape, first.dtype)
+    stacked[0] = first
+    log_array = runner.output_array(shape, first.dtype) if logs else None
+    if log_array is not None:
+        _log_into(first, log_array[0])
+    arrays = {"stacked": stacked} if log_array is None else {"stacked": stacked, "logs": log_array}
+    tasks = shard_ranges(len(layout.firsts) - 1, 4 * runner.workers if runner.parallel else 1)
+    tasks = [(lo + 1, hi + 1) for lo, hi in tasks if hi > lo]
+    pending = runner.submit(_relabel_block, tasks, Shared(arrays, {"layout": layout}))
+
+    def finish() -> RelabelTables:
+        pending.results()
+        for array in arrays.values():
+            array.setflags(write=False)
+        of_t = layout.of_t
+        outputs = [stacked[d] for d in range(len(stacked))]
+        return RelabelTables(layout.universe, layout.t_table, layout.w_table, [outputs[d] for d in of_t],
+                             precomputed=(of_t, stacked, log_array))
+
+    return layout, finish
+
+
+def _relabel_block(task: tuple[int, int], shared: Any) -> None:
+    """Distinct outputs ``task[0] .. task[1] - 1`` written into the shared arrays."""
+    layout, stacked, logs = shared["layout"], shared["stacked"], shared.arrays.get("logs")
+    for d in range(task[0], task[1]):
+        out = layout.output(d)
+        if out.shape != stacked.shape[1:]:
+            raise InvalidArgument(
+                f"the learner's outputs differ in shape ({out.shape} for the {d}-th distinct t, "
+                f"{stacked.shape[1:]} for the first), so they cannot share one array; compute the "
+                "tables with relabel_tables (serially)."
+            )
+        stacked[d] = out
+        if logs is not None:
+            _log_into(out, logs[d])
+
+
+def _log_into(values: np.ndarray, out: np.ndarray) -> None:
+    with np.errstate(divide="ignore"):
+        np.log(values, out=out)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What every output of :func:`relabel_tables` needs, and which ``t`` share one (``of_t``)."""
+
+    universe: tuple
+    t_table: MultisetTable
+    w_table: MultisetTable
+    of_t: np.ndarray  # t row -> distinct output
+    firsts: np.ndarray  # distinct output -> its first t's count vector
+    concept_class: ConceptClass
+    learner: Any
+    epsilon: float
+    score: str
+    n: int
+    k: int
+    mistake: np.ndarray  # (records, concepts): whether each concept mislabels each record
+    err_w: np.ndarray  # distinct rows of w's mistake counts per concept
+    of_w: np.ndarray  # w row -> its distinct row
+
+    @staticmethod
+    def make(concept_class: ConceptClass, epsilon: float, n: int, k: int, learner, score: str) -> _Layout:
+        _check_score(score)
+        universe = labeled_records(concept_class.domain_size)
+        t_table, w_table = table(len(universe), k), table(len(universe), n - k)
+        mistake = concept_class.mistake_matrix()
+        # Every score sees w only through its mistake counts per concept (Nw, |C|), and far fewer
+        # count rows are distinct than there are w (7,008 of 31,824 at n = 14): compute on the distinct
+        # rows, expand by the inverse index (each row's value is the same computation either way).
+        err_w, of_w = _distinct_rows(w_table.counts @ mistake, n - k)
+        # With the agnostic score the output depends on t only through its point counts (labels are
+        # replaced by the relabeling): one computation per point multiset, shared by every labeling of it.
+        counts = t_table.counts
+        if score == "agnostic":
+            keys: dict[bytes, int] = {}
+            of_t = np.array([keys.setdefault((t[0::2] + t[1::2]).tobytes(), len(keys)) for t in counts], dtype=np.int64)
+        else:
+            of_t = np.arange(len(counts), dtype=np.int64)
+        firsts = counts[np.unique(of_t, return_index=True)[1]]
+        of_t.setflags(write=False)
+        return _Layout(universe, t_table, w_table, of_t, firsts, concept_class, learner, float(epsilon), score, n, k,
+                       mistake, err_w, of_w)
+
+    def output(self, d: int) -> np.ndarray:
+        """The ``(|W|, K)`` output array of the ``d``-th distinct ``t``."""
+        concept_class, score, epsilon, n, k = self.concept_class, self.score, self.epsilon, self.n, self.k
+        C, mistake, err_w, size_w = concept_class.matrix, self.mistake, self.err_w, self.n - self.k
+        t = self.firsts[d]
         point_counts = t[0::2] + t[1::2]
-        if score == "agnostic" and point_counts.tobytes() in by_points:
-            outputs.append(by_points[point_counts.tobytes()])
-            continue
         support = np.flatnonzero(point_counts)
         reps = np.array(list(concept_class.labelings(support.tolist()).values()))
         # mistakes[l, f]: records of T^{h_l} that f mislabels = sum_x a_x [h_l(x) != f(x)]
@@ -260,10 +366,7 @@ def relabel_tables(
         logits = logits - logits.max(axis=1, keepdims=True)
         weights = np.exp(logits)
         relabel_probs = weights / weights.sum(axis=1, keepdims=True)
-        outputs.append((relabel_probs @ learner.on_labelings(point_counts, reps, mistakes))[of_w])
-        if score == "agnostic":
-            by_points[point_counts.tobytes()] = outputs[-1]
-    return RelabelTables(universe, t_table, w_table, outputs)
+        return (relabel_probs @ self.learner.on_labelings(point_counts, reps, mistakes))[self.of_w]
 
 
 def _distinct_rows(counts: np.ndarray, largest: int) -> tuple[np.ndarray, np.ndarray]:
@@ -292,12 +395,15 @@ def agnostic_table(tables: RelabelTables, n: int, executor: Any = None) -> tuple
         return start_agnostic_table(tables, n, runner)()
 
 
-def start_agnostic_table(tables: RelabelTables, n: int, runner: Any) -> Callable[[], tuple[MultisetTable, np.ndarray]]:
+def start_agnostic_table(
+    tables: RelabelTables, n: int, runner: Any, s_table: MultisetTable | None = None,
+) -> Callable[[], tuple[MultisetTable, np.ndarray]]:
     """:func:`agnostic_table` with its blocks queued on ``runner`` (a :class:`~dpverify.executors.Runner`):
-    call the returned function for the table, after queueing other independent work."""
+    call the returned function for the table, after queueing other independent work. ``s_table`` is
+    the table of datasets (size n), if the driver made it already."""
     from dpverify.executors import Shared, shard_ranges
 
-    s_table = table(len(tables.universe), n)
+    s_table = table(len(tables.universe), n) if s_table is None else s_table
     of_t, outputs = tables.distinct  # (distinct t, w, K)
     tasks = shard_ranges(len(s_table), 4 * runner.workers if runner.parallel else 1)
     shared = Shared({"outputs": outputs, "of_t": of_t, "s_counts": s_table.counts},

@@ -15,7 +15,7 @@ import numpy as np
 from dpverify.multisets import table as multiset_table
 from dpverify.privacy_loss import exp_epsilon
 
-__all__ = ["privacy_profile", "proof_step_slack", "start_proof_step_slack"]
+__all__ = ["privacy_profile", "proof_step_plan", "proof_step_slack", "start_proof_step_slack"]
 
 LN_4E2 = math.log(4 * math.e**2)
 
@@ -77,15 +77,12 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
         return start_proof_step_slack(tables, epsilon, delta, runner)()
 
 
-def start_proof_step_slack(tables, epsilon: float, delta: float, runner: Any) -> Callable[[], dict[str, float]]:
-    """:func:`proof_step_slack` with its blocks queued on ``runner``: call the returned function
-    for the figures (the driver may queue or compute other work first)."""
-    from dpverify.executors import Shared, shard_ranges
-
-    # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
-    of_t, outputs = tables.distinct  # index sets sharing one output array (same point counts) share its logs
-    logs = tables.distinct_logs
+def proof_step_plan(tables) -> tuple[np.ndarray, np.ndarray]:
+    """What C3a/C3b read besides the outputs, from the tables' layout alone (``universe``,
+    ``t_table``, ``w_table``, ``of_t``: :func:`mechanisms.relabeling.start_relabel_tables` gives it
+    before the outputs exist): ``(w_rows, combos)``, see :func:`start_proof_step_slack`."""
     # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
+    of_t = tables.of_t if hasattr(tables, "of_t") else tables.distinct[0]
     z = len(tables.universe)
     k = int(tables.t_table.counts[0].sum())
     size_w = int(tables.w_table.counts[0].sum())
@@ -98,6 +95,21 @@ def start_proof_step_slack(tables, epsilon: float, delta: float, runner: Any) ->
     # that + e_b. Far fewer of those are distinct (640 of 2,304 at k = 3, 1,280 of 7,680 at k = 4).
     that, a, b = np.meshgrid(np.arange(len(t_rows)), np.arange(z), np.arange(z), indexing="ij")
     combos = np.unique(np.stack([t_rows[that, b], t_rows[that, a], a, b], axis=-1).reshape(-1, 4), axis=0)
+    return w_rows, combos
+
+
+def start_proof_step_slack(
+    tables, epsilon: float, delta: float, runner: Any, plan: tuple[np.ndarray, np.ndarray] | None = None,
+) -> Callable[[], dict[str, float]]:
+    """:func:`proof_step_slack` with its blocks queued on ``runner``: call the returned function
+    for the figures (the driver may queue or compute other work first). ``plan`` is
+    :func:`proof_step_plan`'s, if the driver made it while the tables were being computed."""
+    from dpverify.executors import Shared, shard_ranges
+
+    # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
+    outputs = tables.distinct[1]  # index sets sharing one output array (same point counts) share its logs
+    logs = tables.distinct_logs
+    w_rows, combos = proof_step_plan(tables) if plan is None else plan
     groups = np.flatnonzero(np.r_[True, combos[1:, 0] != combos[:-1, 0], True])  # runs of one o2
     # Groups differ in cost (the delta pass runs only near ln 4e^2): small tasks keep both workers busy.
     tasks = [(int(groups[lo]), int(groups[hi])) for lo, hi in shard_ranges(len(groups) - 1, 8 * runner.workers if runner.parallel else 1)]

@@ -24,7 +24,7 @@ from dpverify.multisets import MultisetTable
 from dpverify.multisets import table as multiset_table
 from dpverify.pair_sources import MultisetPairs
 from dpverify.rows import decide_parts, decide_rows, multiset_neighbors
-from mechanisms.audits._agnostic_proof import privacy_profile, start_proof_step_slack
+from mechanisms.audits._agnostic_proof import privacy_profile, proof_step_plan, start_proof_step_slack
 from mechanisms.audits._instance import instance
 from mechanisms.learners import learner as make_learner
 from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
@@ -34,6 +34,7 @@ from mechanisms.relabeling import (
     exact_parameter,
     relabel_tables,
     start_agnostic_table,
+    start_relabel_tables,
     subsample_size,
 )
 
@@ -119,20 +120,26 @@ def measure_agnostic(
     k0 = subsample_size(epsilon, n)
     k_used = k0 if k is None else k
     claimed_epsilon, claimed_delta = lemma15_constants(epsilon, n, inner.delta, k0)
-    tables = relabel_tables(cc, epsilon, n, k_used, inner, score=score)
     from dpverify.executors import open_executor
 
     with open_executor(executor) as runner:  # one pool for the whole measurement
-        return _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
-                                 outside_preconditions, runner)
+        steps = proof_steps and k_used < n
+        layout, finish_tables = start_relabel_tables(cc, epsilon, n, k_used, inner, runner, score=score, logs=steps)
+        return _measure_agnostic(epsilon, n, inner, k_used, layout, finish_tables, claimed_epsilon, claimed_delta,
+                                 steps, outside_preconditions, runner)
 
 
-def _measure_agnostic(epsilon, n, inner, k_used, tables, claimed_epsilon, claimed_delta, proof_steps,
+def _measure_agnostic(epsilon, n, inner, k_used, layout, finish_tables, claimed_epsilon, claimed_delta, steps,
                       outside_preconditions, runner) -> Measurement:
-    # Queued together: the proof steps need only the relabel tables, so the workers compute them
-    # while the driver mixes the dataset table and sets up the sweep (same figures on every executor).
-    finish_table = start_agnostic_table(tables, n, runner)
-    finish_steps = start_proof_step_slack(tables, epsilon, inner.delta, runner) if proof_steps and k_used < n else None
+    # While the workers compute the relabel tables the driver makes what needs only their layout (the
+    # dataset table, the proof steps' index plan); then the mixture and the proof steps are queued
+    # together, so the workers run C3a/C3b while the driver mixes and sets up the sweep (same figures
+    # on every executor).
+    s_table = multiset_table(len(layout.universe), n)
+    plan = proof_step_plan(layout) if steps else None
+    tables = finish_tables()
+    finish_table = start_agnostic_table(tables, n, runner, s_table)
+    finish_steps = start_proof_step_slack(tables, epsilon, inner.delta, runner, plan) if steps else None
     table, probs = finish_table()
     worst, holds, witness = _dataset_verdict(table, tables.universe, probs, claimed_epsilon, claimed_delta, runner)
     details = {

@@ -214,3 +214,40 @@ def test_a_local_cluster_maps_shared_files_and_a_cluster_by_address_gets_scatter
                 assert pending.results() == [11, 16]
     finally:
         cluster.close()
+
+
+def _fill(task, shared):
+    shared["out"][task] = task * 10 + int(shared["base"][0])
+
+
+@pytest.mark.parametrize("executor", [None, "processes"])
+def test_tasks_fill_an_output_array_in_place(executor):
+    with open_executor(executor) as runner:
+        out = runner.output_array((4,), np.int64)
+        assert (out == 0).all()
+        runner.map(_fill, [0, 1, 2, 3], Shared({"out": out, "base": np.array([7])}, {}))
+        assert out.tolist() == [7, 17, 27, 37]  # each task wrote its own element; read here
+        if executor is not None:
+            (path,) = [path for _, path in runner._files.backed.values()]
+            assert os.path.exists(path)
+            out.setflags(write=False)  # then read-only: later phases map the same file, no copy
+            pending = runner.submit(_square_plus, [2], Shared({"offset": out}, {}))
+            assert pending._paths == [] and pending.results() == [11]  # 2*2 + out[0]
+            del out, pending
+            gc.collect()
+            assert not os.path.exists(path)  # the file goes with its array
+
+
+def test_an_output_array_is_refused_where_workers_may_be_elsewhere():
+    distributed = pytest.importorskip("distributed")
+    from dpverify.errors import InvalidArgument
+    from dpverify.executors import local_cluster
+
+    cluster = local_cluster(1)
+    try:
+        with distributed.Client(cluster.scheduler_address) as by_address, open_executor(by_address) as runner:
+            assert not runner.shares_memory
+            with pytest.raises(InvalidArgument, match="other machines"):
+                runner.output_array((4,))
+    finally:
+        cluster.close()

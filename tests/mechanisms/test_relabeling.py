@@ -320,3 +320,47 @@ def test_distinct_rows_expand_back_on_both_paths():
     assert len(distinct) == 2
     np.testing.assert_array_equal(distinct[inverse], wide)
     assert _distinct_rows(np.zeros((0, 3), dtype=np.int64), 5)[0].shape == (0, 3)
+
+
+def _same_tables(one, other) -> None:
+    assert len(one.outputs) == len(other.outputs)
+    assert all(np.array_equal(a, b) for a, b in zip(one.outputs, other.outputs))
+    np.testing.assert_array_equal(one.distinct[0], other.distinct[0])
+    np.testing.assert_array_equal(one.distinct[1], other.distinct[1])
+    np.testing.assert_array_equal(one.distinct_logs, other.distinct_logs)  # -inf where an output is 0
+
+
+@pytest.mark.parametrize("executor", [None, "processes"])
+@pytest.mark.parametrize(("score", "learner_name"), [("agnostic", "exponential"), ("agnostic", "leaky"),
+                                                     ("bns", "consistent"), ("full_sample_w", "exponential")])
+def test_tables_computed_on_workers_into_one_array_are_the_serial_tables(executor, score, learner_name):
+    from dpverify.executors import open_executor
+    from mechanisms.relabeling import start_relabel_tables
+
+    # thresholds(3), n = 7, eps = 0.4: k = ceil(2.8) = 3; 6 records, C(8, 3) = 56 sets t; the agnostic
+    # score shares one output per point multiset t_X: C(3 + 3 - 1, 3) = 10 distinct outputs.
+    cc = thresholds(3)
+    learner = _learners(cc)[learner_name]
+    serial = relabel_tables(cc, 0.4, 7, 3, learner, score=score)
+    with open_executor(executor) as runner:
+        layout, finish = start_relabel_tables(cc, 0.4, 7, 3, learner, runner, score=score, logs=True)
+        assert len(layout.of_t) == 56 and layout.of_t.max() + 1 == (10 if score == "agnostic" else 56)
+        shared = finish()
+    _same_tables(serial, shared)
+    assert not shared.distinct[1].flags.writeable and not shared.distinct_logs.flags.writeable
+
+
+def test_tables_on_workers_refuse_a_learner_whose_outcomes_vary_with_t():
+    from dpverify.executors import open_executor
+    from mechanisms.audits.realizable_to_agnostic import _LabelingLearner
+    from mechanisms.relabeling import start_relabel_tables
+
+    # C2's learner outputs the relabeling itself: one outcome per labeling of t's points, so t = {0}
+    # has 2 outcomes and t = {0, 1} (on thresholds) 3: no common array. Serially they stay apart.
+    cc = thresholds(3)
+    with open_executor("processes") as runner:
+        _, finish = start_relabel_tables(cc, 0.4, 5, 2, _LabelingLearner(), runner)
+        with pytest.raises(InvalidArgument, match="differ in shape"):
+            finish()
+    shapes = {out.shape for out in relabel_tables(cc, 0.4, 5, 2, _LabelingLearner()).outputs}
+    assert {shape[1] for shape in shapes} == {2, 3}
