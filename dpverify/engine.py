@@ -309,7 +309,7 @@ def sweep(
     total = len(pairs.source)
     with open_executor(pairs.executor) as runner:
         chunks = -(-total // _CHUNK)
-        tasks = shard_ranges(total, 4 * runner.workers if runner.parallel else max(1, chunks // 16), _CHUNK)
+        tasks = shard_ranges(total, runner.shards() if runner.parallel else max(1, chunks // 16), _CHUNK)  # whole chunks
         arrays = {"matrix": pairs.matrix, "logs": pairs.logs}
         if isinstance(pairs.source, ArrayPairs):  # index arrays travel once per worker, not once per shard
             arrays["left"], arrays["right"] = pairs.source.left, pairs.source.right

@@ -39,7 +39,7 @@ def privacy_profile(probs: np.ndarray, pairs: Any, epsilon_star: float, points: 
     columns = np.ascontiguousarray(np.asarray(probs, dtype=float).T)
     columns.setflags(write=False)
     with open_executor(executor) as runner:
-        tasks = shard_ranges(len(pairs), 4 * runner.workers if runner.parallel else 1, chunk)
+        tasks = shard_ranges(len(pairs), runner.shards(), chunk)
         shared = Shared({"columns": columns}, {"pairs": pairs, "factors": [exp_epsilon(e) for e in grid]})
         parts = runner.map(_profile_block, tasks, shared)
     worst = [max([0.0, *(part[i] for part in parts)]) for i in range(points)]

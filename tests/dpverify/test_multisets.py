@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpverify.multisets import MultisetTable, hypergeometric_weights
+from dpverify.multisets import MultisetTable, hypergeometric_weights, table
 
 SIZES = [(1, 0), (1, 4), (2, 1), (2, 3), (3, 2), (3, 3), (4, 2), (6, 5)]
 
@@ -239,3 +239,16 @@ def test_index_rejects_vectors_outside_the_table():
         table.index(np.array([[0, 0, 1]]))  # total 1
     with pytest.raises(ValueError, match="not in the table"):
         table.index(np.array([[9, 0, 0]]))
+
+
+def test_a_table_travels_as_its_size_and_is_rebuilt_the_same():
+    import pickle
+
+    cached = table(8, 11)
+    data = pickle.dumps(cached)
+    assert len(data) < 200  # (z, n), not the 31,824 x 8 counts (2.3 MB with its arrays)
+    assert pickle.loads(data) is cached  # the cached table of this process
+    fresh = MultisetTable(4, 3)
+    rebuilt = pickle.loads(pickle.dumps(fresh))
+    np.testing.assert_array_equal(rebuilt.counts, fresh.counts)
+    np.testing.assert_array_equal(rebuilt.index(fresh.counts), np.arange(len(fresh)))

@@ -251,3 +251,20 @@ def test_an_output_array_is_refused_where_workers_may_be_elsewhere():
                 runner.output_array((4,))
     finally:
         cluster.close()
+
+
+def test_shards_per_worker_follow_each_executors_task_cost():
+    with open_executor(None) as runner:
+        assert runner.shards() == 1
+    with open_executor("processes") as runner:
+        assert runner.shards() == 16 * runner.workers and runner.shards(8) == 8 * runner.workers
+    distributed = pytest.importorskip("distributed")
+    from dpverify.executors import local_cluster
+
+    cluster = local_cluster(2)
+    try:
+        with distributed.Client(cluster) as client, open_executor(client) as runner:
+            assert runner.shards() == 4 * 2  # a quarter: each Dask task costs the scheduler 1-2 ms
+            assert runner.shards(2) == 2  # never below one per worker
+    finally:
+        cluster.close()
