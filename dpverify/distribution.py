@@ -217,8 +217,9 @@ class Distribution(Mapping):
         return cls({o: v / total for o, v in weights.items()})
 
     @staticmethod
-    def mixture(components: Iterable[tuple[Any, Distribution]]) -> Distribution:
-        """The mixture ``sum_i w_i * D_i`` of ``(weight, distribution)`` pairs; weights sum to 1."""
+    def mixture(components: Iterable[tuple[Any, Mapping[Hashable, Any]]]) -> Distribution:
+        """The mixture ``sum_i w_i * D_i`` of ``(weight, distribution)`` pairs; weights sum to 1.
+        A component may be any mapping outcome -> probability (the result is checked as a whole)."""
         result: dict[Hashable, Any] = {}
         for weight, component in components:
             if _is_zero(weight):

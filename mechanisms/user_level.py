@@ -129,8 +129,8 @@ class UserLevelLearner(TwoNumberModes):
                     if w != 0
                 ]
                 by_level[t] = selections[0][1] if len(selections) == 1 else Distribution.mixture(selections)
-            if self.reveal_estimate:
-                parts.append((p, Distribution({(eta_hat, h): q for h, q in by_level[t].items()})))
+            if self.reveal_estimate:  # a plain mapping: its values come from a checked Distribution
+                parts.append((p, {(eta_hat, h): q for h, q in by_level[t].items()}))
             else:
                 parts.append((p, by_level[t]))
         return Distribution.mixture(parts)

@@ -336,3 +336,17 @@ def test_bad_parameters():
         PrivateMedian(3, m=2, epsilon=1, l=2, r=1)
     with pytest.raises(InvalidArgument, match="N = |X|"):
         threshold_records(0)
+
+
+def test_private_min_error_levels_are_fractions_that_hash_once():
+    from mechanisms.private_min_error import PrivateMinError, _Level
+
+    pme = PrivateMinError(thresholds(2), m=2, epsilon=Fraction(1, 2), alpha=Fraction(1, 6))
+    levels = pme.from_minima((0, 0, 0), 2, exact=False)
+    assert len(levels) == 2**pme.T  # T rounds of binary search on [0, 1]: every left end k / 2^T
+    assert sorted(levels) == [Fraction(k, 2**pme.T) for k in range(2**pme.T)]
+    level = _Level(3, 8)
+    assert level == Fraction(3, 8) and hash(level) == hash(Fraction(3, 8))
+    assert {Fraction(3, 8): "found"}[level] == "found"
+    assert repr((level, (1, 0))) == "(Fraction(3, 8), (1, 0))"  # witnesses read as before
+    assert type(level + 1) is Fraction
