@@ -207,6 +207,11 @@ class RelabelTables:
         stacked.setflags(write=False)
         return of_t, stacked
 
+    @property
+    def of_t(self) -> np.ndarray:
+        """``of_t[i]``: which distinct output ``t_table[i]`` has (:attr:`distinct`)."""
+        return self.distinct[0]
+
     @functools.cached_property
     def distinct_logs(self) -> np.ndarray:
         """``ln`` of :attr:`distinct`'s stacked outputs (``-inf`` at zeros), read-only; taken slice by

@@ -82,7 +82,7 @@ def proof_step_plan(tables) -> tuple[np.ndarray, np.ndarray]:
     ``t_table``, ``w_table``, ``of_t``: :func:`mechanisms.relabeling.start_relabel_tables` gives it
     before the outputs exist): ``(w_rows, combos)``, see :func:`start_proof_step_slack`."""
     # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
-    of_t = tables.of_t if hasattr(tables, "of_t") else tables.distinct[0]
+    of_t = tables.of_t
     z = len(tables.universe)
     k = int(tables.t_table.counts[0].sum())
     size_w = int(tables.w_table.counts[0].sum())
