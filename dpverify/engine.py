@@ -337,7 +337,9 @@ def sweep(
         found.extend(part[7])
     candidates = _Candidates(*(np.concatenate(parts) for parts in zip(*found))) if found else _Candidates.empty()
     return Sweep(
-        max(best_eps, 0.0), eps_at, eps_forward, max(best_delta, 0.0), delta_at, delta_forward, stability, candidates
+        # + 0.0: a loss of -0.0 (log P - log P read backwards) is reported as 0.0
+        max(best_eps, 0.0) + 0.0, eps_at, eps_forward, max(best_delta, 0.0) + 0.0, delta_at, delta_forward, stability,
+        candidates,
     )
 
 

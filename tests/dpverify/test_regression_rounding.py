@@ -117,3 +117,32 @@ def test_float_fast_path_agrees_with_interval_certification(monkeypatch, mechani
     if state is Verdict.HOLDS_WITHIN_ROUNDING:
         assert fast.certified_pairs == 1 < slow.certified_pairs  # only the reported closest pair
         assert fast.witness == slow.witness
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 5.396111754727906e-309, 1e-300, 0.0])
+def test_identical_exact_distributions_hold_at_a_subnormal_epsilon(epsilon):
+    # P = Q = (2/3, 1/3) for every dataset: every term P(o) - e^eps Q(o) = -(e^eps - 1) P(o) <= 0, but
+    # at eps = 5.4e-309 that is about -3.6e-309, which 1024-bit intervals cannot tell from 0: the pair
+    # was UNDECIDED. Outcomes with P(o) <= Q(o) (rationals, compared exactly) are now dropped first.
+    def mechanism(dataset):
+        return {0: Fraction(2, 3), 1: Fraction(1, 3)}
+
+    for exchangeable in (False, True):
+        result = verify(mechanism, records=("a", "b"), n=1, epsilon=epsilon, exchangeable=exchangeable)
+        assert result.verdict is Verdict.HOLDS
+        assert result.epsilon == 0.0 and math.copysign(1.0, result.epsilon) == 1.0  # not -0.0
+
+
+def test_the_certifier_drops_only_outcomes_it_can_compare_exactly():
+    from dpverify._certify import certify_pair
+
+    tiny = 5.396111754727906e-309
+    same = {0: Fraction(2, 3), 1: Fraction(1, 3)}
+    assert certify_pair(same, same, tiny, 0).holds is True
+    # P(0) = 2/3 > Q(0) = 1/2: the term 2/3 - e^eps/2 > 0 is kept and decides a violation at delta = 0
+    assert certify_pair(same, {0: Fraction(1, 2), 1: Fraction(1, 2)}, tiny, 0).holds is False
+    # sympy values: equal ones are dropped (sympy's == is structural), others are left to intervals
+    sym = {0: sympy.exp(-1), 1: 1 - sympy.exp(-1)}
+    assert certify_pair(sym, sym, tiny, 0).holds is True
+    close = {0: sympy.exp(-1) + sympy.Rational(1, 10**400), 1: 1 - sympy.exp(-1) - sympy.Rational(1, 10**400)}
+    assert certify_pair(sym, close, tiny, 0).holds is None  # honest: 1024 bits cannot tell 1e-400 from 0
