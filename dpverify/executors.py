@@ -149,6 +149,8 @@ class Runner:
         """:meth:`map` without waiting: the tasks are queued behind those already submitted and
         :meth:`Pending.results` collects them, so the driver can prepare the next phase (or queue
         an independent one) while the workers compute. Serially the tasks run here and now."""
+        if not tasks:  # nothing to send (and a fork pool's first submit must be a real one)
+            return Pending(done=[])
         if not self.parallel:
             inline = []
             for index, task in enumerate(tasks):

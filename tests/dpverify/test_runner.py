@@ -268,3 +268,11 @@ def test_shards_per_worker_follow_each_executors_task_cost():
             assert runner.shards(2) == 2  # never below one per worker
     finally:
         cluster.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork pools exist only where fork does")
+def test_an_empty_phase_sends_nothing_and_leaves_the_pool_to_fork_at_its_first_real_task():
+    with open_executor("processes") as runner:
+        assert runner.submit(_freeze_count, [], Shared({"unused": np.arange(3)}, {})).results() == []
+        assert runner._files.folders == {}  # no file written for an empty phase
+        assert min(runner.map(_freeze_count, [0, 1], Shared({}, {}))) > 1000  # still forked frozen
