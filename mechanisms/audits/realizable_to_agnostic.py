@@ -111,7 +111,8 @@ def measure_agnostic(
 
     ``k`` overrides the subsample size (mutants); the claim always uses the parent's
     ``k0 = ceil(eps n)``. With ``proof_steps`` the proof steps C3a and C3b are checked per index set.
-    ``executor`` (:mod:`dpverify.executors`) runs the pair sweep and C3b in parallel, same figures.
+    ``executor`` (:mod:`dpverify.executors`) runs the relabel tables, the mixture, the pair sweep,
+    C3a/C3b and the privacy profile in parallel, with the same figures.
     """
     if not outside_preconditions:
         check_lemma15_preconditions(epsilon, n)
