@@ -163,21 +163,22 @@ class _Files:
         """A zeroed array that is a file (in memory when there is room) which tasks map writable when
         it is in a phase's :class:`Shared`: they fill it in place, the driver sees what they wrote.
         The file goes when the array is garbage or the runner closes."""
-        where = _memory_folder(int(np.prod(shape)) * np.dtype(dtype).itemsize)
-        if where not in self.folders:
-            self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
-        path = os.path.join(self.folders[where], f"output-{uuid.uuid4().hex}.npy")
+        path = self._new_path("output", _memory_folder(int(np.prod(shape)) * np.dtype(dtype).itemsize))
         array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
         self.backed[id(array)] = (weakref.ref(array), path)
         weakref.finalize(array, _remove_quietly, path)
         return array
 
     def _save(self, name: str, where: str | None, array: np.ndarray) -> str:
-        if where not in self.folders:
-            self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
-        path = os.path.join(self.folders[where], f"{name}-{uuid.uuid4().hex}.npy")
+        path = self._new_path(name, where)
         np.save(path, np.ascontiguousarray(array))
         return path
+
+    def _new_path(self, name: str, where: str | None) -> str:
+        """A fresh ``.npy`` path in this runner's folder in ``where`` (made on first use)."""
+        if where not in self.folders:
+            self.folders[where] = tempfile.mkdtemp(prefix="dpverify-", dir=where)
+        return os.path.join(self.folders[where], f"{name}-{uuid.uuid4().hex}.npy")
 
     def scatter(self, client: Any, shared: Shared) -> tuple[dict, Any, list]:
         """The arrays and objects sent to every Dask worker: ``(futures by name, objects' future,

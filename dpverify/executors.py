@@ -162,10 +162,10 @@ class Runner:
             name = getattr(function, "__name__", "task")  # the phase, in Dask's dashboard and task stream
             if self._local:  # workers on this machine map the arrays' files, as a process pool's do
                 mapped, phase_files = self._files.write(shared)
+                paths = _Mapped(mapped.paths, {}, mapped.writable)  # the objects travel scattered, once
                 objects, fresh = self._files.scatter_objects(self._client, shared.objects)
                 futures = [
-                    self._client.submit(_call_mapped, function, task, _Mapped(mapped.paths, {}, mapped.writable), objects,
-                                        key=f"{name}-{uuid.uuid4().hex}")
+                    self._client.submit(_call_mapped, function, task, paths, objects, key=f"{name}-{uuid.uuid4().hex}")
                     for task in tasks
                 ]
                 return Pending(futures=futures, client=self._client, handle=fresh, paths=phase_files, on_done=on_done)

@@ -237,9 +237,7 @@ def relabel_tables(
 ) -> RelabelTables:
     """Vectorised A_Relabel followed by ``learner`` over all ``(t, w)`` count vectors (serially)."""
     layout = _Layout.make(concept_class, epsilon, n, k, learner, score)
-    outputs: list[np.ndarray] = []
-    for d in range(len(layout.firsts)):
-        outputs.append(layout.output(d))
+    outputs = [layout.output(d) for d in range(len(layout.firsts))]
     return RelabelTables(layout.universe, layout.t_table, layout.w_table, [outputs[d] for d in layout.of_t])
 
 
