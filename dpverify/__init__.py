@@ -14,7 +14,14 @@ from __future__ import annotations
 
 import importlib
 
-from dpverify.errors import DpverifyError, EnumerationTooLarge, InvalidArgument
+from dpverify.errors import (
+    DpverifyError,
+    EnumerationTooLarge,
+    EnvironmentFailure,
+    InvalidArgument,
+    MechanismError,
+    NondeterministicMechanism,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (see __getattr__)
@@ -63,6 +70,9 @@ __all__ = [
     "DpverifyError",
     "InvalidArgument",
     "EnumerationTooLarge",
+    "MechanismError",
+    "NondeterministicMechanism",
+    "EnvironmentFailure",
 ]
 
 __version__ = "0.1.0"

@@ -1,12 +1,30 @@
-"""Exceptions raised on misuse of dpverify.
+"""Exceptions raised by dpverify.
 
-A privacy violation is a *result* (``VerificationResult.holds is False``), never an exception:
-these classes are raised only when the input itself is wrong, before any work starts.
+A privacy violation is a *result* (``VerificationResult.holds is False``), never an exception. The
+exceptions say that no verdict could be given:
+
+* :class:`InvalidArgument` (and :class:`EnumerationTooLarge`): the input itself is wrong; raised
+  before any work starts. The CLI exits with 2.
+* :class:`MechanismError`: the mechanism raised on a dataset; the dataset is named and the original
+  exception chained (``__cause__``). The CLI exits with 3.
+* :class:`NondeterministicMechanism`: the mechanism returned two different distributions for the
+  same dataset, so it returns samples, not its distribution. The CLI exits with 3.
+* :class:`EnvironmentFailure`: the machine or an executor failed (an unwritable report path, a Dask
+  cluster that cannot start). The CLI exits with 3.
 """
 
 from __future__ import annotations
 
-__all__ = ["DpverifyError", "InvalidArgument", "EnumerationTooLarge"]
+from typing import Any
+
+__all__ = [
+    "DpverifyError",
+    "InvalidArgument",
+    "EnumerationTooLarge",
+    "MechanismError",
+    "NondeterministicMechanism",
+    "EnvironmentFailure",
+]
 
 
 class DpverifyError(Exception):
@@ -19,3 +37,33 @@ class InvalidArgument(DpverifyError, ValueError):
 
 class EnumerationTooLarge(InvalidArgument):
     """The exhaustive enumeration asked for would visit more pairs than the allowed maximum."""
+
+
+class MechanismError(DpverifyError):
+    """The mechanism raised while dpverify ran it on ``dataset``; no verdict was given.
+
+    The original exception is chained as ``__cause__`` (and kept as ``original``).
+    """
+
+    def __init__(self, message: str, *, dataset: Any = None, original: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.dataset = dataset
+        self.original = original
+
+
+class NondeterministicMechanism(DpverifyError):
+    """The mechanism returned different distributions on two calls with the same ``dataset``.
+
+    A mechanism must return its exact output distribution, a function of the dataset alone; one
+    that draws random numbers returns a sample of it. ``first`` and ``second`` are the two outputs.
+    """
+
+    def __init__(self, message: str, *, dataset: Any = None, first: Any = None, second: Any = None) -> None:
+        super().__init__(message)
+        self.dataset = dataset
+        self.first = first
+        self.second = second
+
+
+class EnvironmentFailure(DpverifyError):
+    """The environment failed (a path cannot be written, an executor cannot start); no verdict."""
