@@ -31,15 +31,25 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.assumptions import Assumption, Status, assuming, blocking, new_seed, settle
 from dpverify.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.distribution import Distribution
 from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
+from dpverify.errors import InvalidArgument
 from dpverify.evaluation import EvaluatedDistributions, as_distribution, check_size, evaluate_blocks
 from dpverify.executors import check_picklable, open_executor
 from dpverify.neighbors import NeighborRelation, PairSet, relation
 from dpverify.progress import Progress
-from dpverify.symmetry import EXHAUSTIVE_SYMMETRY_LIMIT, SymmetryViolation, check_exchangeable, evaluate, exchangeable
+from dpverify.symmetry import (
+    MIN_SYMMETRY_BUDGET,
+    SymmetryCheck,
+    SymmetryViolation,
+    check_exchangeable,
+    evaluate,
+    exchangeability_check,
+    exchangeable,
+)
 from dpverify.validation import check_callable, check_integer
 
 __all__ = [
@@ -58,6 +68,11 @@ __all__ = [
 
 DEFAULT_MAX_PAIRS = 5_000_000
 _CHUNK = 65_536
+#: Datasets evaluated a second time (beyond every certified and witness dataset) to catch a
+#: mechanism that returns samples instead of its distribution.
+DETERMINISM_SAMPLE = 64
+#: The sweep's cost per pair used to price a run (measured: 0.1-0.3 us per pair, benchmarks/).
+_SECONDS_PER_PAIR = 2e-7
 Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
 
 
@@ -89,9 +104,16 @@ class VerificationResult:
             a ``Stability`` claim 0 and gamma, and then ``delta`` is the measured gamma*.
         symmetry_violation: a counterexample when the mechanism was declared exchangeable wrongly.
         seconds: wall time.
-        exchangeability: how a declared exchangeability was established: ``"proved on every
-            ordering"`` (small instances), ``"sampled ..."`` (the verdict then assumes it), or
-            ``"refuted ..."`` / ``"not declared"``.
+        exchangeability: how a declared exchangeability stands: ``"proved on every ordering"``,
+            ``"refuted (checked as a black box)"``, ``"accepted: tested on ..."`` (the caller passed
+            ``exchangeable="assume"``), ``"unproved: tested on ..."`` (the verdict is then UNDECIDED)
+            or ``"not declared"``.
+        assumptions: every :class:`~dpverify.assumptions.Assumption` the verdict could rest on and
+            how it stands (proved, refuted, accepted, unproved); :attr:`assuming` phrases the
+            accepted ones.
+        rechecked: datasets evaluated twice to check the mechanism returns one distribution per
+            dataset (every certified and witness dataset and a random sample of the rest).
+        seed: the seed of this run's random tests (pass ``seed=`` to repeat them).
     """
 
     holds: bool
@@ -113,9 +135,24 @@ class VerificationResult:
     within_rounding: int = 0
     float_error: float = 0.0
     claim: Claim | None = None
+    assumptions: tuple[Assumption, ...] = ()
+    rechecked: int = 0
+    seed: int | None = None
 
     def __bool__(self) -> bool:
         return self.holds
+
+    @property
+    def assuming(self) -> str:
+        """``"assuming ... (tested on ...)"`` for the assumptions the caller accepted, else ``""``."""
+        return assuming(self.assumptions)
+
+    @property
+    def verdict_text(self) -> str:
+        """The verdict as shown: ``"HOLDS"``, or ``"HOLDS, assuming ..."`` when it rests on an
+        accepted assumption."""
+        text = str(self.verdict)
+        return f"{text}, {self.assuming}" if self.holds and self.assuming else text
 
     def summary(self) -> str:
         if isinstance(self.claim, Stability):
@@ -128,7 +165,7 @@ class VerificationResult:
                 f"measured eps*={self.epsilon:.6g}, delta(eps)={self.delta:.6g}"
             )
         lines = [
-            f"{self.verdict}: {head}",
+            f"{self.verdict_text}: {head}",
             f"  {self.pairs:,} {self.neighbors} pairs over {self.datasets:,} datasets "
             f"({'exchangeable' if self.exchangeable else 'black-box'}), "
             f"{self.certified_pairs} certified, {self.seconds:.2f}s",
@@ -138,8 +175,11 @@ class VerificationResult:
             lines.append(
                 f"  WARNING: declared exchangeable but M{v.dataset} != M{v.permuted}; checked as a black box"
             )
-        if self.exchangeable and not self.exchangeability.startswith("proved"):
-            lines.append(f"  exchangeability {self.exchangeability}")
+        for assumption in blocking(self.assumptions):
+            lines.append(
+                f"  not proved: {assumption.statement} ({assumption.evidence}); the verdict cannot pass on it. "
+                f"Fix: {assumption.fix}"
+            )
         if self.undecided:
             lines.append(f"  {self.undecided} pair(s) could not be decided exactly: not claimed to hold")
         if self.verdict is Verdict.HOLDS_WITHIN_ROUNDING:
@@ -178,6 +218,8 @@ class Analysis:
     is_exact: np.ndarray | None = None
     executor: Any = None
     progress: Callable[[int, int], None] | None = None
+    symmetry: SymmetryCheck | None = None
+    seed: int | None = None
     _rows: RowPairs | None = field(default=None, repr=False)
     _epsilons: np.ndarray | None = field(default=None, repr=False)
 
@@ -248,44 +290,62 @@ def analyze(
     records: Sequence[Hashable],
     n: int,
     neighbors: str | NeighborRelation = "substitute",
-    exchangeable: bool | None = None,
+    exchangeable: bool | str | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     progress: bool | Callable[[str], None] = False,
     executor: Any = None,
+    seed: int | None = None,
 ) -> Analysis:
     """Evaluate ``mechanism`` on every dataset of every neighbouring pair (no verdict).
 
     Args mirror :func:`verify`. Raises InvalidArgument on bad input before any work starts.
     """
     with open_executor(executor) as runner:
-        analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, Progress(progress), runner)
+        analysis = _analyze(
+            mechanism, records, n, neighbors, exchangeable, max_pairs, Progress(progress), runner, seed
+        )
     analysis.executor = executor  # later sweeps (epsilon_star, profile) run there too
     return analysis
 
 
+def _exchangeable_argument(value: Any) -> bool | None:
+    """``exchangeable=``: None, True, False or ``"assume"`` (True, accepting an unproved declaration)."""
+    if value is None or isinstance(value, bool) or value == "assume":
+        return value if value != "assume" else True
+    raise InvalidArgument(
+        f"exchangeable must be None (use the mechanism's own declaration), True, False or 'assume', got "
+        f"exchangeable={value!r}; 'assume' accepts the declaration where it cannot be proved on every ordering."
+    )
+
+
 def _analyze(
-    mechanism: Mechanism, records: Sequence[Hashable], n: int, neighbors: Any, exchangeable: bool | None,
-    max_pairs: int, meter: Progress, runner: Any,
+    mechanism: Mechanism, records: Sequence[Hashable], n: int, neighbors: Any, exchangeable: Any,
+    max_pairs: int, meter: Progress, runner: Any, seed: int | None = None,
 ) -> Analysis:
     universe = check_records(records)
     _validate_n(n)
     rel = relation(neighbors)
     check_callable("mechanism", mechanism, fix="pass a function dataset -> distribution")
+    declared_argument = _exchangeable_argument(exchangeable)
+    if seed is not None:
+        check_integer("seed", seed, at_least=0, fix="seed fixes the random tests; pass e.g. seed=0, or None")
     evaluator = check_picklable("mechanism", mechanism, runner)
-    declared = bool(getattr(mechanism, "exchangeable", False)) if exchangeable is None else exchangeable
+    declared = bool(getattr(mechanism, "exchangeable", False)) if declared_argument is None else declared_argument
     check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
-    violation = None
+    name = getattr(mechanism, "__name__", type(mechanism).__name__)
+    seed = new_seed(seed)
+    started = time.perf_counter()
+    pairs, outcomes, matrix, exact = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name)
+    symmetry = None
     if declared:
-        violation = check_exchangeable(mechanism, universe, n)
-        if violation is None and rel.name == "add_remove" and n > 1:
-            violation = check_exchangeable(mechanism, universe, n - 1)
-        if violation is not None:
+        # proving the declaration may cost what the run costs (at least MIN_SYMMETRY_BUDGET seconds)
+        budget = max(MIN_SYMMETRY_BUDGET, time.perf_counter() - started + len(pairs) * _SECONDS_PER_PAIR)
+        sizes = [n, n - 1] if rel.name == "add_remove" and n > 1 else [n]
+        symmetry = _check_symmetry(mechanism, universe, sizes, budget, seed)
+        if symmetry.violation is not None:
             declared = False
             check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
-    pairs = rel.pairs(universe, n, exchangeable=declared)
-    name = getattr(mechanism, "__name__", type(mechanism).__name__)
-    report = meter.stage(f"evaluating {name}", len(pairs.datasets), "datasets")
-    outcomes, matrix, exact = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
+            pairs, outcomes, matrix, exact = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name)
     expected = rel.count(len(universe), n, exchangeable=declared)
     if len(pairs) != expected:  # invariant: the enumeration matches the relation's own count
         raise AssertionError(
@@ -293,9 +353,39 @@ def _analyze(
             f"({len(universe)} records, n={n}, exchangeable={declared})"
         )
     sweep_report = meter.stage(f"checking {name}", len(pairs), "pairs")
+    distributions = EvaluatedDistributions(
+        mechanism, pairs.datasets, matrix=matrix, outcomes=outcomes, is_exact=exact,
+        relative=2 * float_error_of(mechanism),
+    )
     return Analysis(
-        pairs, outcomes, EvaluatedDistributions(mechanism, pairs.datasets), matrix, declared, violation, rel,
-        expected, exact, runner, sweep_report,
+        pairs, outcomes, distributions, matrix, declared,
+        None if symmetry is None else symmetry.violation, rel, expected, exact, runner, sweep_report, symmetry, seed,
+    )
+
+
+def _evaluate(
+    mechanism: Any, rel: NeighborRelation, universe: Sequence[Hashable], n: int, declared: bool, evaluator: Any,
+    meter: Progress, name: str,
+) -> tuple[PairSet, list, np.ndarray, np.ndarray]:
+    pairs = rel.pairs(universe, n, exchangeable=declared)
+    report = meter.stage(f"evaluating {name}", len(pairs.datasets), "datasets")
+    outcomes, matrix, exact = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
+    return pairs, outcomes, matrix, exact
+
+
+def _check_symmetry(
+    mechanism: Any, universe: Sequence[Hashable], sizes: list[int], budget: float, seed: int
+) -> SymmetryCheck:
+    """The declaration checked at every dataset size the relation compares (one budget shared)."""
+    relative = 2 * float_error_of(mechanism)
+    checks = []
+    for size in sizes:
+        check = exchangeability_check(mechanism, universe, size, budget=budget / len(sizes), seed=seed, relative=relative)
+        checks.append(check)
+        if check.violation is not None:
+            return check
+    return SymmetryCheck(
+        None, all(c.proved for c in checks), sum(c.datasets for c in checks), sum(c.samples for c in checks), seed
     )
 
 
@@ -307,12 +397,13 @@ def verify(
     epsilon: Any = None,
     delta: Any = None,
     neighbors: str | NeighborRelation = "substitute",
-    exchangeable: bool | None = None,
+    exchangeable: bool | str | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     progress: bool | Callable[[str], None] = False,
     float_error: float | None = None,
     claim: Claim | None = None,
     executor: Any = None,
+    seed: int | None = None,
 ) -> VerificationResult:
     """Check that ``mechanism`` is (epsilon, delta)-DP — or satisfies ``claim`` — on datasets of size
     ``n`` over ``records``.
@@ -328,7 +419,14 @@ def verify(
         delta: the claimed delta in [0, 1] (default: none, pure DP).
         neighbors: ``"substitute"`` (replace-one, default) or ``"add_remove"``.
         exchangeable: override the mechanism's own declaration (None: use
-            ``mechanism.exchangeable`` if set, else black box).
+            ``mechanism.exchangeable`` if set, else black box). A declaration is proved on every
+            ordering when that costs no more than the run (at the rate measured on the first
+            orderings; at least ``MIN_SYMMETRY_BUDGET`` seconds), else tested on random datasets and
+            every transposition of each, and then the verdict is UNDECIDED — unless
+            ``exchangeable="assume"`` accepts it, and the result says "holds, assuming ...". A
+            refuted declaration is reported (``symmetry_violation``) and every ordering checked.
+        seed: the seed of the random tests (exchangeability sample, determinism sample); None
+            draws a fresh one, reported as ``result.seed``.
         max_pairs: refuse enumerations larger than this (the error says what to lower).
         progress: True for a progress bar on stderr (datasets, then pairs, with an ETA; shown once a
             stage runs for two seconds), or a callable receiving progress lines.
@@ -351,20 +449,26 @@ def verify(
     Raises:
         InvalidArgument: bad input (checked before any work starts).
         EnumerationTooLarge: more than ``max_pairs`` pairs.
+        MechanismError: the mechanism raised on a dataset (named; the original chained).
+        NondeterministicMechanism: the mechanism returned two distributions for one dataset.
     """
     claimed = claim_from_arguments(claim, epsilon, delta)
+    accept = exchangeable == "assume"
     declared_error = None if float_error is None else check_float_error(float_error)
     started = time.perf_counter()
     meter = Progress(progress)
     with open_executor(executor) as runner:
-        analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner)
+        analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner, seed)
         try:
             decision = claimed.decide(_certifiable(analysis, mechanism, declared_error))
         finally:
             meter.close()
         analysis.executor = None
+    rechecked = _recheck(analysis, decision)
+    assumptions = _assumptions(analysis, accept)
+    verdict = settle(decision.verdict, assumptions)
     return VerificationResult(
-        holds=decision.holds,
+        holds=verdict.passes,
         epsilon=decision.epsilon_star,
         delta=decision.delta_star,
         witness=decision.witness,
@@ -378,11 +482,14 @@ def verify(
         undecided=decision.undecided_pairs,
         symmetry_violation=analysis.symmetry_violation,
         seconds=time.perf_counter() - started,
-        exchangeability=_exchangeability_status(analysis, len(check_records(records)), n),
-        verdict=decision.verdict,
+        exchangeability=_exchangeability_status(assumptions),
+        verdict=verdict,
         within_rounding=decision.within_rounding_pairs,
         float_error=float(decision_error(analysis, mechanism, declared_error)),
         claim=claimed,
+        assumptions=assumptions,
+        rechecked=rechecked,
+        seed=analysis.seed,
     )
 
 
@@ -416,11 +523,49 @@ def _certifiable(analysis: Analysis, mechanism: Any, declared: float | None) -> 
     return analysis.row_pairs(exact_row=exact_row, row_error=0.0)
 
 
-def _exchangeability_status(analysis: Analysis, universe_size: int, n: int) -> str:
-    if analysis.symmetry_violation is not None:
-        return "refuted (checked as a black box)"
-    if not analysis.exchangeable:
-        return "not declared"
-    if universe_size**n <= EXHAUSTIVE_SYMMETRY_LIMIT:
-        return "proved on every ordering"
-    return "sampled (100 random datasets): the verdict assumes the declaration"
+def _recheck(analysis: Analysis, decision: Any) -> int:
+    """Evaluate every certified and witness dataset (certification already ran the mechanism a
+    second time on those it read) and a random sample of the rest a second time; a dataset whose
+    two outputs differ raises :class:`~dpverify.errors.NondeterministicMechanism`."""
+    distributions = analysis.distributions
+    if not isinstance(distributions, EvaluatedDistributions):
+        return 0
+    rows = len(analysis.pairs.datasets)
+    wanted = list(decision.witness_rows or ())
+    rng = np.random.default_rng(analysis.seed)
+    wanted.extend(rng.choice(rows, size=min(rows, DETERMINISM_SAMPLE), replace=False).tolist())
+    return distributions.recheck(wanted)
+
+
+_EXCHANGEABLE = "the output ignores the order of the records (declared exchangeable)"
+
+
+def _assumptions(analysis: Analysis, accept: bool) -> tuple[Assumption, ...]:
+    """The exchangeability declaration as an assumption: proved, refuted, accepted or unproved."""
+    check = analysis.symmetry
+    if check is None:
+        return ()
+    if check.violation is not None:
+        return (Assumption("exchangeable", _EXCHANGEABLE, Status.REFUTED,
+                           f"{check.evidence}; every ordered dataset was checked as a black box"),)
+    if check.proved:
+        return (Assumption("exchangeable", _EXCHANGEABLE, Status.PROVED, check.evidence),)
+    fix = (
+        "pass exchangeable='assume' to accept the declaration (the verdict then says it assumes it), "
+        "exchangeable=False to check every ordered dataset as a black box, or a smaller instance "
+        "(records ** n orderings) so that every ordering is checked"
+    )
+    status = Status.ACCEPTED if accept else Status.UNPROVED
+    return (Assumption("exchangeable", _EXCHANGEABLE, status, check.evidence, "" if accept else fix),)
+
+
+def _exchangeability_status(assumptions: tuple[Assumption, ...]) -> str:
+    for assumption in assumptions:
+        if assumption.name != "exchangeable":
+            continue
+        if assumption.status is Status.PROVED:
+            return "proved on every ordering"
+        if assumption.status is Status.REFUTED:
+            return "refuted (checked as a black box)"
+        return f"{assumption.status}: {assumption.evidence}"
+    return "not declared"

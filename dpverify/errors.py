@@ -50,6 +50,9 @@ class MechanismError(DpverifyError):
         self.dataset = dataset
         self.original = original
 
+    def __reduce__(self) -> tuple:  # across a process pool: the message and the dataset travel
+        return (_rebuild, (type(self), str(self), self.dataset))
+
 
 class NondeterministicMechanism(DpverifyError):
     """The mechanism returned different distributions on two calls with the same ``dataset``.
@@ -64,6 +67,13 @@ class NondeterministicMechanism(DpverifyError):
         self.first = first
         self.second = second
 
+    def __reduce__(self) -> tuple:
+        return (_rebuild, (type(self), str(self), self.dataset))
+
 
 class EnvironmentFailure(DpverifyError):
     """The environment failed (a path cannot be written, an executor cannot start); no verdict."""
+
+
+def _rebuild(cls: type, message: str, dataset: Any) -> DpverifyError:
+    return cls(message, dataset=dataset)

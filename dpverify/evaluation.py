@@ -21,9 +21,18 @@ from typing import Any
 import numpy as np
 
 from dpverify.distribution import Distribution
-from dpverify.errors import InvalidArgument
+from dpverify.errors import DpverifyError, InvalidArgument, MechanismError, NondeterministicMechanism
 
-__all__ = ["as_distribution", "evaluate_blocks", "EvaluatedDistributions", "measure_rate", "check_size"]
+__all__ = [
+    "as_distribution",
+    "call_mechanism",
+    "evaluate_blocks",
+    "EvaluatedDistributions",
+    "measure_rate",
+    "check_size",
+    "same_distribution",
+    "nondeterministic",
+]
 
 _BLOCK = 4096
 
@@ -43,9 +52,70 @@ def as_distribution(value: Any, dataset: tuple) -> Distribution:
         raise InvalidArgument(f"on dataset {dataset!r} the mechanism's output: {error}") from None
 
 
+def _name(mechanism: Any) -> str:
+    return getattr(mechanism, "__name__", None) or type(mechanism).__name__
+
+
+def call_mechanism(mechanism: Any, dataset: tuple, method: str | None = None) -> Distribution:
+    """``mechanism(dataset)`` (or ``mechanism.<method>(dataset)``) validated as a
+    :class:`Distribution`; an exception inside the mechanism becomes a :class:`MechanismError`
+    naming the dataset (the original chained), never a verdict."""
+    function = mechanism if method is None else getattr(mechanism, method)
+    try:
+        value = function(dataset)
+    except DpverifyError:
+        raise
+    except Exception as error:
+        called = _name(mechanism) if method is None else f"{_name(mechanism)}.{method}"
+        raise MechanismError(
+            f"the mechanism {called} raised {type(error).__name__}: {error} -- on dataset {dataset!r}. "
+            "No verdict was given; fix the mechanism (or choose records and n it accepts).",
+            dataset=dataset, original=error,
+        ) from error
+    return as_distribution(value, dataset)
+
+
+def same_distribution(first: Distribution, second: Distribution, relative: float) -> bool:
+    """Whether two outputs of the mechanism agree: exactly when both are exact, else on the same
+    support with every float within ``relative`` of the larger (rounding of the same computation
+    done in another order)."""
+    if first.is_exact and second.is_exact:
+        return first == second
+    if first.support != second.support:
+        return False
+    return all(abs(float(first[o]) - float(second[o])) <= relative * max(abs(float(first[o])), abs(float(second[o])))
+               for o in first)
+
+
+_SAMPLER_HINT = (
+    "For sampling code, write out its distribution: every combination of its random choices with its "
+    "probability, the outputs merged (dpverify.from_sampler is planned to do this from the sampler itself)."
+)
+
+
+def nondeterministic(mechanism: Any, dataset: tuple, first: Any, second: Any) -> NondeterministicMechanism:
+    """The error for a mechanism that gave two different outputs on ``dataset``."""
+    return NondeterministicMechanism(
+        f"the mechanism {_name(mechanism)} returned two different distributions for the same dataset "
+        f"{dataset!r}: {dict(first)!r} and then {dict(second)!r}. A mechanism must return its exact output "
+        "distribution, a function of the dataset alone -- not a sample drawn from it (no random draws, no "
+        f"global state). {_SAMPLER_HINT}",
+        dataset=dataset, first=first, second=second,
+    )
+
+
 def _vectorised(mechanism: Any, block: Sequence[tuple]) -> tuple[list, np.ndarray, np.ndarray]:
     datasets = block if hasattr(block, "indices") else list(block)  # ordered datasets stay lazy
-    outcomes, matrix = mechanism.distributions(datasets)
+    try:
+        outcomes, matrix = mechanism.distributions(datasets)
+    except DpverifyError:
+        raise
+    except Exception as error:
+        raise MechanismError(
+            f"the mechanism {_name(mechanism)}.distributions raised {type(error).__name__}: {error} -- on a block "
+            f"of {len(datasets)} datasets starting with {datasets[0]!r}. No verdict was given; fix the mechanism.",
+            dataset=datasets[0], original=error,
+        ) from error
     matrix = np.asarray(matrix, dtype=float)
     outcomes = list(outcomes)
     if matrix.shape != (len(datasets), len(outcomes)):
@@ -73,7 +143,7 @@ def _evaluate_block(block: Sequence[tuple], shared: Any) -> tuple[list, np.ndarr
     rows: list[list[tuple[int, float]]] = []
     exact = []
     for dataset in block:
-        dist = as_distribution(mechanism(dataset), dataset)
+        dist = call_mechanism(mechanism, dataset)
         row = []
         for outcome, probability in dist.items():
             column = index.setdefault(outcome, len(index))
@@ -126,12 +196,26 @@ def evaluate_blocks(
 
 class EvaluatedDistributions(Sequence):
     """``distributions[i]``: the mechanism's validated output on ``datasets[i]``, computed when
-    asked (and kept): certification reads only the rows of its candidate pairs."""
+    asked (and kept): certification reads only the rows of its candidate pairs.
 
-    def __init__(self, mechanism: Any, datasets: Sequence[tuple]) -> None:
+    Given the float ``matrix`` of the first evaluation (columns ``outcomes``), every row computed
+    here is a *second* call on its dataset and is compared with the first: a mechanism whose two
+    outputs differ (beyond the rounding ``relative`` of float rows; exact rows exactly) raises
+    :class:`NondeterministicMechanism`. :meth:`recheck` runs that comparison on more rows.
+    """
+
+    def __init__(
+        self, mechanism: Any, datasets: Sequence[tuple], *, matrix: np.ndarray | None = None,
+        outcomes: Sequence[Hashable] | None = None, relative: float = 0.0, is_exact: np.ndarray | None = None,
+    ) -> None:
         self._mechanism = mechanism
         self._datasets = datasets
         self._cache: dict[int, Distribution] = {}
+        self._matrix = matrix
+        self._columns = None if outcomes is None else {o: k for k, o in enumerate(outcomes)}
+        self._relative = relative
+        self._is_exact = is_exact
+        self.rechecked = 0
 
     def __len__(self) -> int:
         return len(self._datasets)
@@ -144,8 +228,34 @@ class EvaluatedDistributions(Sequence):
         found = self._cache.get(index)
         if found is None:
             dataset = self._datasets[index]
-            found = self._cache[index] = as_distribution(self._mechanism(dataset), dataset)
+            found = self._cache[index] = call_mechanism(self._mechanism, dataset)
+            self._compare(index, found)
         return found
+
+    def _compare(self, index: int, second: Distribution) -> None:
+        if self._matrix is None or self._columns is None:
+            return
+        self.rechecked += 1
+        row = self._matrix[index]
+        first = {o: float(row[k]) for o, k in self._columns.items() if row[k] != 0}
+        same = set(first) == {o for o, p in second.items() if float(p) != 0}
+        exact = second.is_exact and self._is_exact is not None and bool(self._is_exact[index])
+        relative = 0.0 if exact else self._relative  # one exact value has one float
+        if same:
+            for o, p in second.items():
+                value, before = float(p), first.get(o, 0.0)
+                if abs(value - before) > relative * max(abs(value), abs(before)):
+                    same = False
+                    break
+        if not same:
+            raise nondeterministic(self._mechanism, self._datasets[index], first, second)
+
+    def recheck(self, indices: Any) -> int:
+        """Evaluate the rows ``indices`` a second time (those not yet re-evaluated) and compare
+        them with the first evaluation; returns how many rows have been re-evaluated in all."""
+        for index in indices:
+            self[int(index)]
+        return self.rechecked
 
 
 def measure_rate(mechanism: Any, datasets: Sequence[tuple], outcomes_hint: int = 4, budget: float = 0.3) -> tuple[float, float]:
@@ -162,7 +272,7 @@ def measure_rate(mechanism: Any, datasets: Sequence[tuple], outcomes_hint: int =
             count += len(block)
         else:
             dataset = datasets[count]
-            width = max(width, len(as_distribution(mechanism(dataset), dataset)))
+            width = max(width, len(call_mechanism(mechanism, dataset)))
             count += 1
     per_dataset = (time.perf_counter() - started) / max(count, 1)
     rows = np.random.default_rng(0).dirichlet(np.ones(width), size=4096)

@@ -10,15 +10,27 @@ and permutations otherwise — and a mechanism that lies about it is reported wi
 from __future__ import annotations
 
 import itertools
+import math
 import random
+import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from dpverify.distribution import Distribution
-from dpverify.evaluation import as_distribution
+from dpverify.engine import float_error_of
+from dpverify.evaluation import call_mechanism, nondeterministic, same_distribution
 
-__all__ = ["exchangeable", "check_exchangeable", "evaluate", "SymmetryViolation", "EXHAUSTIVE_SYMMETRY_LIMIT"]
+__all__ = [
+    "exchangeable",
+    "check_exchangeable",
+    "exchangeability_check",
+    "evaluate",
+    "SymmetryViolation",
+    "SymmetryCheck",
+    "EXHAUSTIVE_SYMMETRY_LIMIT",
+    "MIN_SYMMETRY_BUDGET",
+]
 
 Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
 
@@ -43,20 +55,138 @@ class SymmetryViolation:
 
 
 def evaluate(mechanism: Mechanism, dataset: tuple) -> Distribution:
-    """Run ``mechanism`` on ``dataset`` and validate its output as a :class:`Distribution`."""
-    return as_distribution(mechanism(dataset), dataset)
+    """Run ``mechanism`` on ``dataset`` and validate its output as a :class:`Distribution` (an
+    exception inside the mechanism is a :class:`~dpverify.errors.MechanismError`)."""
+    return call_mechanism(mechanism, dataset)
 
 
-def _distributions_close(a: Distribution, b: Distribution) -> bool:
-    if a.is_exact and b.is_exact:
-        return a == b
-    if a.support != b.support:
-        return False
-    return all(abs(float(a[o]) - float(b[o])) <= 1e-12 for o in a)
-
-
-#: Up to this many ordered datasets, a declared exchangeability is checked on every ordering.
+#: The smallest time (seconds) a declared exchangeability may take to be proved on every ordering,
+#: whatever the run costs; beyond it (and beyond the run's own cost) it is tested on a sample.
+MIN_SYMMETRY_BUDGET = 1.0
+#: Kept for the sampled property test of :func:`check_exchangeable` (public): up to this many
+#: ordered datasets it checks every ordering.
 EXHAUSTIVE_SYMMETRY_LIMIT = 20_000
+_MIN_SAMPLES = 200
+_MAX_SAMPLES = 20_000
+
+
+@dataclass(frozen=True)
+class SymmetryCheck:
+    """The outcome of :func:`exchangeability_check`.
+
+    Attributes:
+        violation: a counterexample, or None.
+        proved: every ordering was compared with the output on its multiset.
+        datasets: how many datasets were evaluated.
+        samples: how many random datasets were tested (0 when proved on every ordering).
+        seed: the seed of the random sample.
+    """
+
+    violation: SymmetryViolation | None
+    proved: bool
+    datasets: int
+    samples: int
+    seed: int
+
+    @property
+    def evidence(self) -> str:
+        if self.violation is not None:
+            v = self.violation
+            return f"refuted: M{v.dataset} != M{v.permuted}"
+        if self.proved:
+            return f"proved on every ordering ({self.datasets:,} datasets)"
+        return (
+            f"tested on {self.samples:,} random datasets and every transposition of each "
+            f"({self.datasets:,} evaluations, seed {self.seed})"
+        )
+
+
+class _Comparer:
+    """Evaluates datasets and compares outputs; a dataset whose two outputs differ raises
+    :class:`~dpverify.errors.NondeterministicMechanism` (a mismatch between two orderings is only a
+    symmetry violation once each side is shown to repeat itself)."""
+
+    def __init__(self, mechanism: Mechanism, relative: float) -> None:
+        self.mechanism = mechanism
+        self.relative = relative
+        self.evaluations = 0
+
+    def __call__(self, dataset: tuple) -> Distribution:
+        self.evaluations += 1
+        return call_mechanism(self.mechanism, dataset)
+
+    def same(self, first: Distribution, second: Distribution) -> bool:
+        return same_distribution(first, second, self.relative)
+
+    def violation(self, dataset: tuple, permuted: tuple, first: Distribution, second: Distribution) -> SymmetryViolation:
+        for data, seen in ((dataset, first), (permuted, second)):
+            again = self(data)
+            if not self.same(seen, again):
+                raise nondeterministic(self.mechanism, data, seen, again)
+        return SymmetryViolation(dataset, permuted, first, second)
+
+
+def exchangeability_check(
+    mechanism: Mechanism, records: Sequence[Hashable], n: int, *, budget: float, seed: int, relative: float = 0.0,
+) -> SymmetryCheck:
+    """Prove or test a declared exchangeability within ``budget`` seconds.
+
+    Every ordered dataset is compared with the output on its multiset (the first ordering met) when
+    the rate measured on the first orderings says that fits in ``budget``: a proof. Otherwise
+    random datasets (``seed``) are compared with every transposition of each and a random
+    permutation, for the rest of the budget (at least 200, at most 20,000 datasets): a property
+    test, not a proof. Float outputs agree within ``relative`` of the larger value (the rounding of
+    one computation done in another order); exact ones exactly.
+
+    Raises:
+        MechanismError: the mechanism raised.
+        NondeterministicMechanism: the mechanism gave two outputs for one dataset.
+    """
+    compare = _Comparer(mechanism, relative)
+    started = time.perf_counter()
+    total = len(records) ** n
+    position = {r: i for i, r in enumerate(records)}
+    reference: dict[tuple, Distribution] = {}
+    for count, dataset in enumerate(itertools.product(records, repeat=n)):
+        if count == 64 or (count > 64 and count % 4096 == 0):
+            elapsed = time.perf_counter() - started
+            if elapsed / count * total > budget:
+                break
+        key = tuple(sorted(dataset, key=position.__getitem__))
+        dist = compare(dataset)
+        if key not in reference:
+            reference[key] = dist
+        elif not compare.same(reference[key], dist):
+            return SymmetryCheck(compare.violation(key, dataset, reference[key], dist), False, compare.evaluations, 0, seed)
+    else:
+        return SymmetryCheck(None, True, compare.evaluations, 0, seed)
+    rng = random.Random(seed)
+    samples = 0
+    while samples < _MAX_SAMPLES and (samples < _MIN_SAMPLES or time.perf_counter() - started < budget):
+        dataset = tuple(rng.choice(records) for _ in range(n))
+        samples += 1
+        base = compare(dataset)
+        for permuted in _orderings(dataset, rng):
+            other = compare(permuted)
+            if not compare.same(base, other):
+                return SymmetryCheck(compare.violation(dataset, permuted, base, other), False, compare.evaluations, samples, seed)
+    return SymmetryCheck(None, False, compare.evaluations, samples, seed)
+
+
+def _orderings(dataset: tuple, rng: random.Random) -> list[tuple]:
+    """Every transposition of ``dataset`` that changes it, and one random permutation."""
+    n = len(dataset)
+    found = []
+    for i in range(n):
+        for j in range(i + 1, n):
+            if dataset[i] != dataset[j]:
+                swapped = list(dataset)
+                swapped[i], swapped[j] = swapped[j], swapped[i]
+                found.append(tuple(swapped))
+    shuffled = tuple(rng.sample(dataset, n))
+    if shuffled != dataset:
+        found.append(shuffled)
+    return found
 
 
 def check_exchangeable(
@@ -65,30 +195,20 @@ def check_exchangeable(
     """Test a declared exchangeability; return a counterexample or None.
 
     When ``len(records) ** n <= EXHAUSTIVE_SYMMETRY_LIMIT`` every ordered dataset is compared with
-    its sorted form (a proof); otherwise ``samples`` random datasets, each under a random
-    permutation and a swap of its first two entries (a property test, not a proof: see
-    ``VerificationResult.exchangeability``); ``random_state`` fixes the sample (runs repeat).
+    its sorted form (a proof); otherwise ``samples`` random datasets, each under every
+    transposition and a random permutation (a property test, not a proof: :func:`dpverify.verify`
+    then reports the declaration as unproved); ``random_state`` fixes the sample.
     """
+    relative = 2 * float_error_of(mechanism)  # float outputs agree up to their rounding
     if len(records) ** n <= EXHAUSTIVE_SYMMETRY_LIMIT:
-        position = {r: i for i, r in enumerate(records)}
-        reference: dict[tuple, Distribution] = {}
-        for dataset in itertools.product(records, repeat=n):
-            key = tuple(sorted(dataset, key=position.__getitem__))
-            dist = as_distribution(mechanism(dataset), dataset)
-            if key not in reference:
-                reference[key] = dist
-            elif not _distributions_close(reference[key], dist):
-                return SymmetryViolation(key, dataset, reference[key], dist)
-        return None
+        return exchangeability_check(mechanism, records, n, budget=math.inf, seed=random_state, relative=relative).violation
+    compare = _Comparer(mechanism, relative)
     rng = random.Random(random_state)
     for _ in range(samples):
         dataset = tuple(rng.choice(records) for _ in range(n))
-        permutations = [tuple(rng.sample(dataset, n))]
-        if n >= 2:
-            permutations.append((dataset[1], dataset[0]) + dataset[2:])
-        base = as_distribution(mechanism(dataset), dataset)
-        for permuted in permutations:
-            other = as_distribution(mechanism(permuted), permuted)
-            if not _distributions_close(base, other):
-                return SymmetryViolation(dataset, permuted, base, other)
+        base = compare(dataset)
+        for permuted in _orderings(dataset, rng):
+            other = compare(permuted)
+            if not compare.same(base, other):
+                return compare.violation(dataset, permuted, base, other)
     return None
