@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpverify._transport import Shared, _call, _call_mapped, _call_scattered, _Files, _Mapped
-from dpverify.errors import InvalidArgument
+from dpverify.errors import EnvironmentFailure, InvalidArgument
 
 __all__ = [
     "EXECUTORS", "Runner", "open_executor", "use_executor", "local_cluster", "check_picklable", "is_dask_client",
@@ -317,8 +317,23 @@ def open_executor(executor: Any) -> Runner:
         cluster = local_cluster(cores)
         from distributed import Client
 
-        client = Client(cluster)
-        client.run(_warm)  # workers import the engine once, before the first timed task
+        try:
+            client = Client(cluster)
+        except Exception as error:
+            cluster.close()
+            raise EnvironmentFailure(
+                f"executor='dask': cannot connect to the LocalCluster dpverify started "
+                f"({type(error).__name__}: {error}); no verdict. {_DASK_FIX}"
+            ) from error
+        try:
+            client.run(_warm)  # workers import the engine once, before the first timed task
+        except Exception as error:
+            client.close()
+            cluster.close()
+            raise EnvironmentFailure(
+                f"executor='dask': the LocalCluster's workers failed on their first task "
+                f"({type(error).__name__}: {error}); no verdict. {_DASK_FIX}"
+            ) from error
         return Runner("dask", cores, client=client, owned=[client, cluster], local=True)
     raise InvalidArgument(
         f"executor={executor!r} is not an executor; pass None (serial), 'processes', 'dask', a "
@@ -369,8 +384,14 @@ def local_cluster(workers: int | None = None) -> Any:
     (a thread sampling every task's stack every 10 ms, for the dashboard) is off in this cluster: it
     cost 8% of C3's compute here (``distributed.worker.profile.enabled``).
 
+    Dask starts its workers with the ``spawn`` method: each worker re-imports the main module, so a
+    script that calls this (or ``verify(..., executor="dask")``) at its top level must put the call
+    under ``if __name__ == "__main__":``, or each worker would run the script again.
+
     Raises:
         InvalidArgument: Dask's distributed scheduler is not installed.
+        EnvironmentFailure: the cluster could not start (most often a script without the
+            ``if __name__ == "__main__":`` guard; the message names the fix, the cause is chained).
     """
     try:
         import dask
@@ -380,6 +401,13 @@ def local_cluster(workers: int | None = None) -> Any:
             "executor='dask' needs Dask's distributed scheduler, which is not installed; install "
             "the extra with `pip install dpverify[dask]`, or use executor='processes'."
         ) from None
+    if _importing_main_in_spawned_worker():
+        # Here we are a worker process that is re-importing the caller's script (spawn) and has
+        # reached its unguarded call; starting a cluster from here would fail or recurse.
+        raise EnvironmentFailure(
+            "executor='dask' was called while a Dask worker process was importing the main module: "
+            f"{_main_guard_fix()} {_DASK_ALTERNATIVES}"
+        )
     # Dask's nannies put their workers' variables (OMP_NUM_THREADS=1, PYTHONHASHSEED, the allocator's)
     # into this process's own environment while spawning; they are put back as they were, so a
     # later subprocess of the caller does not inherit them.
@@ -388,12 +416,61 @@ def local_cluster(workers: int | None = None) -> Any:
         settings: dict[str, Any] = {f"distributed.nanny.pre-spawn-environ.{name}": value for name, value in WORKER_MALLOC.items()}
         settings["distributed.worker.profile.enabled"] = False  # its sampling thread cost 8% of C3's compute here
         with dask.config.set(settings):
-            return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                                dashboard_address=":0")
+            try:
+                return LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
+                                    dashboard_address=":0")
+            except Exception as error:  # distributed raises RuntimeError("Nanny failed to start.") and others
+                raise EnvironmentFailure(
+                    f"executor='dask': Dask's LocalCluster could not start its worker processes "
+                    f"({type(error).__name__}: {error}); no verdict. {_DASK_FIX}"
+                ) from error
     finally:
         for name in set(os.environ) - set(saved):
             del os.environ[name]
         os.environ.update(saved)
+
+
+_DASK_ALTERNATIVES = (
+    "Or pass executor='processes' (where the platform can fork, as Linux and macOS can, its workers are "
+    "forked and do not re-import the script), or a dask.distributed.Client you started yourself."
+)
+
+
+def _main_script() -> str | None:
+    """The file of the ``__main__`` module when it is a script that ``spawn`` re-imports, else None."""
+    import sys
+
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return str(path) if path else None
+
+
+def _main_guard_fix() -> str:
+    script = _main_script()
+    where = f"your script ({script})" if script else "your main module"
+    return (
+        "Dask starts its worker processes with the 'spawn' method, which re-imports "
+        f"{where} in every worker, so a call at its top level runs again in each of them. "
+        'Put the call under `if __name__ == "__main__":`.'
+    )
+
+
+def _importing_main_in_spawned_worker() -> bool:
+    """Whether this process is a spawned child still importing the main module (the state in which
+    :mod:`multiprocessing` refuses to start processes: a script without a main guard)."""
+    import multiprocessing
+
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+class _DaskFix:
+    """The hint appended to a Dask start-up failure (built when shown: it names the main script)."""
+
+    def __str__(self) -> str:
+        return f"If this runs from a script: {_main_guard_fix()} {_DASK_ALTERNATIVES}"
+
+
+_DASK_FIX = _DaskFix()
 
 
 def _on_this_machine(client: Any) -> bool:

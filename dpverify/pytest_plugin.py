@@ -2,7 +2,7 @@
 
 * :func:`assert_private` — ``assert_private(mechanism, records=..., n=3, epsilon=1.0)`` runs the
   exhaustive, certified :func:`dpverify.verify` and fails the test with the verdict and witness
-  when the claim does not hold.
+  when the claim does not hold (VIOLATED), or says it could not be proved (UNDECIDED).
 * the ``dpverify_baseline`` fixture — ``dpverify_baseline.check("rr", mechanism, records=..., n=1,
   epsilon=...)`` measures the worst-case ``eps*`` (and ``delta(eps)``) and compares it with a JSON
   baseline stored per name: a privacy loss that *worsens* beyond the baseline (+1e-9) fails the
@@ -12,6 +12,11 @@
   ``--hypothesis-profile=dpverify-ci``). They are namespaced so they do not replace Hypothesis's
   own built-in ``ci`` profile. They are registered the moment Hypothesis is imported (by a
   conftest, a test module or Hypothesis's own plugin), not before.
+
+Errors are never verdicts: when the mechanism raises (:class:`~dpverify.errors.MechanismError`, the
+dataset named), is not deterministic (:class:`~dpverify.errors.NondeterministicMechanism`) or the
+environment fails (:class:`~dpverify.errors.EnvironmentFailure`), the helpers let that exception
+propagate as it is, so the test errors with it; it is never reported as a privacy failure.
 
 The plugin loads in every pytest session of whoever installs dpverify, so importing it is cheap:
 numpy, sympy, mpmath, Hypothesis and the checker are imported only when a fixture, an
@@ -66,20 +71,31 @@ def assert_private(
     (``exchangeable=``, ``max_pairs=``, ``progress=``).
 
     Returns:
-        The :class:`~dpverify.checker.VerificationResult` when the claim holds.
+        The :class:`~dpverify.checker.VerificationResult` when the claim holds (HOLDS or
+        HOLDS_WITHIN_ROUNDING).
 
     Raises:
-        AssertionError: the claim does not hold; the message is ``result.summary()`` (verdict,
-            measured eps* and delta, witness).
+        AssertionError: the claim is VIOLATED (the message is ``result.summary()``: verdict,
+            measured eps* and delta, witness), or UNDECIDED (the message starts with
+            ``UNDECIDED``, says the claim could not be proved, which is not a violation, and why).
         InvalidArgument: misuse, as for :func:`dpverify.verify`.
+        MechanismError, NondeterministicMechanism, EnvironmentFailure: no verdict (the mechanism
+            raised, is not deterministic, or the environment failed); raised as they are, never
+            turned into a privacy failure.
     """
     __tracebackhide__ = True
     from dpverify.checker import verify
+    from dpverify.engine import Verdict
 
     result = verify(
         mechanism, records=records, n=n, epsilon=epsilon, delta=delta, neighbors=neighbors,
         **verify_kwargs,
     )
+    if result.verdict is Verdict.UNDECIDED:
+        raise AssertionError(
+            f"{result.summary()}\nUNDECIDED is not a privacy violation: the claim could not be proved (nor "
+            "refuted), so the test fails; the lines above say what could not be decided."
+        )
     if not result.holds:
         raise AssertionError(result.summary())
     return result
@@ -194,6 +210,8 @@ class BaselineStore:
             pytest.fail.Exception: the privacy loss worsened, or the stored baseline was measured
                 on another instance (the test fails with the stored and measured values).
             InvalidArgument: misuse (a bad name, epsilon or instance).
+            MechanismError, NondeterministicMechanism, EnvironmentFailure: nothing was measured
+                (raised as they are; no baseline is written or compared).
         """
         __tracebackhide__ = True
         from dpverify.checker import analyze

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-__all__ = ["randomized_response", "leak_first", "constant", "NOT_CALLABLE"]
+__all__ = ["randomized_response", "leak_first", "constant", "divide_by_first", "NOT_CALLABLE"]
 
 
 def randomized_response(dataset: tuple) -> dict:
@@ -27,3 +27,10 @@ def constant(dataset: tuple) -> dict:
 
 
 NOT_CALLABLE = 42
+
+
+def divide_by_first(dataset: tuple) -> dict:
+    """1 / dataset[0]: raises ZeroDivisionError on every dataset starting with 0 (first (0,))."""
+    share = Fraction(1, dataset[0])
+    return {"out": share / share}
+

@@ -6,13 +6,23 @@ the tests run from the repository root, which the CLI puts on sys.path.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import os
+import tempfile
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
 import dpverify.audit as registry
+import dpverify.checker as checker
+import dpverify.report as report
+from dpverify import InvalidArgument, Verdict
+from dpverify.audit import AuditCase, Measurement
 from dpverify.cli import main
+from dpverify.errors import EnumerationTooLarge, EnvironmentFailure, MechanismError, NondeterministicMechanism
+from tests import cli_mechanisms
 
 DEFAULT_C3 = {
     "concept_class": "thresholds",
@@ -248,3 +258,282 @@ def test_claim_usage_errors(args, message, capsys):
 def test_claim_outside_preconditions_with_k_equal_n_does_not_crash(capsys):
     code = main(["claim", "C3", "--set", "epsilon=0.9", "--set", "n=3", "--outside-preconditions"])
     assert code in (0, 2)
+
+
+# -- exit codes: 3 no verdict (the mechanism or the environment failed), 4 UNDECIDED ------------------
+
+DIVIDE = "tests.cli_mechanisms:divide_by_first"  # raises ZeroDivisionError on (0,)
+
+
+def test_help_documents_every_exit_code(capsys):
+    for argv in (["--help"], ["check", "--help"], ["audit", "--help"], ["claim", "--help"], ["list", "--help"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 0
+        out = capsys.readouterr().out
+        assert "exit codes:" in out, argv
+        for line in ("0  the claim holds", "1  VIOLATED", "2  usage error", "3  no verdict, the mechanism or the "
+                     "environment failed", "4  UNDECIDED"):
+            assert line in out, (argv, line)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "4 undecided" in capsys.readouterr().out  # the subcommand list says it too
+
+
+def test_check_mechanism_that_raises_exits_three_naming_the_dataset(capsys):
+    assert main(["check", DIVIDE, *BITS, "--epsilon", "1"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no verdict printed
+    err = captured.err
+    assert err.startswith("dpverify: no verdict")
+    assert err == (  # verify() wraps the mechanism's exception in a MechanismError naming the dataset
+        "dpverify: no verdict: the mechanism failed: MechanismError: the mechanism divide_by_first raised "
+        "ZeroDivisionError: Fraction(1, 0) -- on dataset (0,). No verdict was given; fix the mechanism (or choose "
+        "records and n it accepts).\n"
+    )
+
+
+def _raise(error):
+    def verify(*args, **kwargs):
+        raise error
+
+    return verify
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        (MechanismError("the mechanism f raised ValueError: bad -- on dataset (1, 2).", dataset=(1, 2)),
+         "the mechanism failed: MechanismError: the mechanism f raised ValueError: bad -- on dataset (1, 2)."),
+        (NondeterministicMechanism("two different distributions for (0,)", dataset=(0,)),
+         "the mechanism failed: NondeterministicMechanism: two different distributions for (0,)"),
+        (EnvironmentFailure("the cluster could not start"),
+         "the environment failed: EnvironmentFailure: the cluster could not start"),
+        (PermissionError(13, "Permission denied", "/x/y"),
+         "the environment failed: PermissionError: [Errno 13] Permission denied: '/x/y'"),
+        (BrokenProcessPool("a child process terminated abruptly"),
+         "the executor failed: BrokenProcessPool: a child process terminated abruptly"),
+    ],
+)
+def test_failures_exit_three_with_one_paragraph(error, shown, monkeypatch, capsys):
+    monkeypatch.setattr(checker, "verify", _raise(error))
+    assert main(["check", RR, *BITS, "--epsilon", "1"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == f"dpverify: no verdict: {shown}\n"  # one paragraph, no traceback
+
+
+def test_mechanism_error_message_gets_the_dataset_and_cause_when_it_lacks_them(monkeypatch, capsys):
+    cause = ZeroDivisionError("division by zero")
+    error = MechanismError("the mechanism raised", dataset=(1, 2), original=cause)
+    error.__cause__ = cause
+    monkeypatch.setattr(checker, "verify", _raise(error))
+    assert main(["check", RR, *BITS, "--epsilon", "1"]) == 3
+    assert capsys.readouterr().err == (
+        "dpverify: no verdict: the mechanism failed: MechanismError: the mechanism raised (dataset: (1, 2); "
+        "original exception: ZeroDivisionError: division by zero)\n"
+    )
+
+
+def test_an_unexpected_exception_exits_three_with_its_traceback(monkeypatch, capsys):
+    monkeypatch.setattr(checker, "verify", _raise(KeyError("oops")))
+    assert main(["check", RR, *BITS, "--epsilon", "1"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert "dpverify: no verdict: unexpected builtins.KeyError: 'oops'." in err
+    assert "bug in dpverify" in err
+
+
+def test_enumeration_too_large_is_a_usage_error(monkeypatch, capsys):
+    monkeypatch.setattr(checker, "verify", _raise(EnumerationTooLarge("10 pairs > --max-pairs 5")))
+    assert main(["check", RR, *BITS, "--epsilon", "1"]) == 2
+    assert capsys.readouterr().err == "dpverify: error: 10 pairs > --max-pairs 5\n"
+
+
+def _undecided_result(undecided_pairs):
+    real = checker.verify(cli_mechanisms.randomized_response, records=[0, 1], n=1, epsilon=1.1)
+    return dataclasses.replace(real, holds=False, verdict=Verdict.UNDECIDED, undecided=undecided_pairs)
+
+
+@pytest.mark.parametrize("pairs", [0, 2])
+def test_check_undecided_exits_four_and_says_why(pairs, monkeypatch, capsys):
+    result = _undecided_result(pairs)
+    monkeypatch.setattr(checker, "verify", lambda *args, **kwargs: result)
+    assert main(["check", RR, *BITS, "--epsilon", "1.1"]) == 4
+    out = capsys.readouterr().out
+    assert out.startswith("UNDECIDED: claimed (eps=1.1")
+    assert "UNDECIDED (exit 4): the claim was neither proved nor refuted (no violation was found)" in out
+    assert "VIOLATED" not in out
+    if pairs:
+        assert "2 pair(s) could not be decided exactly" in out and "exact_distribution(dataset)" in out
+
+
+def test_check_unproved_exchangeability_exits_four_with_the_command_line_fix(capsys):
+    # 8 records, n = 9: 8^9 orderings are too many to prove the declaration on, so it is only tested.
+    args = ["check", "tests.cli_mechanisms:constant", "--domain-size", "4", "--n", "9", "--epsilon", "0", "--seed", "7"]
+    assert main([*args, "--exchangeable"]) == 4
+    out = capsys.readouterr().out
+    assert out.startswith("UNDECIDED: claimed (eps=0.0, delta=0.0), measured eps*=0")
+    assert "not proved: the output ignores the order of the records" in out and "seed 7" in out
+    assert "UNDECIDED (exit 4): the claim was neither proved nor refuted (no violation was found)" in out
+    assert "On the command line: --assume-exchangeable accepts the declaration" in out
+    assert main([*args, "--assume-exchangeable"]) == 0
+    assert capsys.readouterr().out.startswith("HOLDS, assuming the output ignores the order of the records")
+
+
+def test_exchangeability_flags_exclude_each_other(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["check", RR, *BITS, "--epsilon", "1", "--exchangeable", "--black-box"])
+    assert info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def _measurement(verdict):
+    return Measurement(1.0, 0.0, 1.0, 0.0, verdict)
+
+
+def _case(claim, mechanism, run, **kwargs):
+    return AuditCase(claim, mechanism, {"n": 1}, run, **kwargs)
+
+
+def _only(monkeypatch, *cases):
+    monkeypatch.setattr(registry, "audit_cases", lambda: list(cases))
+
+
+def test_claim_undecided_exits_four(monkeypatch, capsys):
+    monkeypatch.setattr(registry, "claim_measurements", lambda: {"CX": lambda **kw: _measurement(Verdict.UNDECIDED)})
+    assert main(["claim", "CX", "--set", "n=2"]) == 4
+    out = capsys.readouterr().out
+    assert "UNDECIDED" in out and "neither proved nor refuted" in out
+
+
+def test_audit_exit_codes_for_undecided_and_violated_rows(monkeypatch, capsys):
+    undecided = _case("CU", "u", lambda: _measurement(Verdict.UNDECIDED))
+    holds = _case("CH", "h", lambda: _measurement(Verdict.HOLDS))
+    violated = _case("CV", "v", lambda: _measurement(Verdict.VIOLATED))
+    _only(monkeypatch, holds, undecided)
+    assert main(["audit", "--quiet"]) == 4
+    out = capsys.readouterr().out
+    assert "1 row(s) UNDECIDED (neither proved nor refuted; their rows say why): CU/u" in out
+    assert "not as expected:" not in out
+    _only(monkeypatch, holds, undecided, violated)
+    assert main(["audit", "--quiet"]) == 1  # a row not as expected for another reason wins
+    out = capsys.readouterr().out
+    assert "1 row(s) not as expected: CV/v" in out and "CU/u" in out
+    _only(monkeypatch, holds)
+    assert main(["audit", "--quiet"]) == 0
+
+
+def test_audit_stops_at_a_row_whose_mechanism_raises_and_names_it(monkeypatch, capsys):
+    def crashing():
+        checker.verify(cli_mechanisms.divide_by_first, records=[0, 1], n=1, epsilon=1)
+        raise AssertionError("not reached")
+
+    ran = []
+    later = _case("CL", "later", lambda: ran.append(1) or _measurement(Verdict.HOLDS))
+    _only(monkeypatch, _case("CH", "h", lambda: _measurement(Verdict.HOLDS)), _case("CZ", "divide", crashing), later)
+    assert main(["audit", "--quiet"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == "" and not ran  # stopped at the row: no table, no later row
+    assert captured.err.startswith(
+        "dpverify: no verdict in audit row CZ/divide (n=1): the mechanism failed: MechanismError: the mechanism "
+        "divide_by_first raised ZeroDivisionError: Fraction(1, 0) -- on dataset (0,)."
+    )
+    assert "Traceback" not in captured.err
+
+
+def test_audit_row_with_an_unexpected_exception_exits_three_with_traceback(monkeypatch, capsys):
+    def broken():
+        raise RuntimeError("boom")
+
+    _only(monkeypatch, _case("CB", "broken", broken))
+    assert main(["audit", "--quiet", "--format", "json"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Traceback (most recent call last)" in captured.err and 'raise RuntimeError("boom")' in captured.err
+    assert "dpverify: no verdict in audit row CB/broken (n=1): unexpected builtins.RuntimeError: boom." in captured.err
+
+
+def test_audit_row_with_an_invalid_argument_is_a_usage_error_naming_the_row(monkeypatch, capsys):
+    def invalid():
+        raise InvalidArgument("n must be >= 1, got 0")
+
+    _only(monkeypatch, _case("CI", "invalid", invalid))
+    assert main(["audit", "--quiet"]) == 2
+    assert capsys.readouterr().err == "dpverify: error in audit row CI/invalid (n=1): n must be >= 1, got 0\n"
+
+
+# -- --output is checked before any work ------------------------------------------------------------
+
+
+@pytest.fixture
+def counted_audit(monkeypatch):
+    """One cheap audit row that counts its runs."""
+    runs = []
+    _only(monkeypatch, _case("CH", "h", lambda: runs.append(1) or _measurement(Verdict.HOLDS)))
+    return runs
+
+
+def test_output_that_is_a_file_is_a_usage_error_before_any_work(counted_audit, tmp_path, capsys):
+    target = tmp_path / "report.txt"
+    target.write_text("keep me")
+    assert main(["audit", "--quiet", "--output", str(target)]) == 2
+    assert capsys.readouterr().err == (
+        f"dpverify: error: --output {str(target)!r} exists and is not a directory; give a directory for "
+        "audit.json, audit.md and audit.html (it is created if its parent exists), e.g. --output reports.\n"
+    )
+    assert counted_audit == [] and target.read_text() == "keep me"
+
+
+def test_output_under_a_missing_parent_is_a_usage_error_and_not_created(counted_audit, tmp_path, capsys):
+    target = tmp_path / "missing" / "reports"
+    assert main(["audit", "--quiet", "--output", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"its parent directory {tmp_path / 'missing'} does not exist" in err
+    assert f"mkdir -p {tmp_path / 'missing'}" in err
+    assert counted_audit == [] and not (tmp_path / "missing").exists()
+
+
+def test_output_directory_is_created_when_its_parent_exists(counted_audit, tmp_path, capsys):
+    target = tmp_path / "new"
+    assert main(["audit", "--quiet", "--output", str(target)]) == 0
+    assert counted_audit == [1]
+    assert sorted(p.name for p in target.iterdir()) == ["audit.html", "audit.json", "audit.md"]  # no probe left
+    assert "report written" in capsys.readouterr().out
+
+
+def test_output_that_cannot_be_written_is_a_usage_error(counted_audit, tmp_path, monkeypatch, capsys):
+    def refuse(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    assert main(["audit", "--quiet", "--output", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"dpverify: error: --output {str(tmp_path)!r}: cannot write in {tmp_path} (Permission denied); choose a "
+        "directory you can write to, or fix its permissions.\n"
+    )
+    assert counted_audit == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root writes in read-only directories")
+def test_output_in_a_read_only_directory_is_a_usage_error(counted_audit, tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert main(["audit", "--quiet", "--output", str(locked / "reports")]) == 2
+    finally:
+        locked.chmod(0o700)
+    assert "cannot write in" in capsys.readouterr().err
+    assert counted_audit == []
+
+
+def test_writing_the_report_failing_after_the_audit_exits_three(counted_audit, tmp_path, monkeypatch, capsys):
+    def full(rows, directory):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report, "write_reports", full)
+    assert main(["audit", "--quiet", "--output", str(tmp_path)]) == 3
+    assert capsys.readouterr().err == (
+        "dpverify: no verdict: the environment failed: OSError: [Errno 28] No space left on device\n"
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import os
 from fractions import Fraction
 
 import pytest
@@ -190,3 +191,101 @@ def test_verify_pairs_same_result_on_processes():
     pooled = verify_pairs(mechanism, pairs=statdp_patterns(5), epsilon=Fraction(7, 10), executor="processes")
     assert serial.epsilon == pooled.epsilon and abs(serial.epsilon - 0.681883) < 1e-6
     assert (serial.verdict, serial.delta, serial.pairs, serial.witness) == (pooled.verdict, pooled.delta, pooled.pairs, pooled.witness)
+
+
+# -- a Dask cluster that cannot start is an EnvironmentFailure naming the fix -------------------------
+
+NO_MAIN_GUARD = '''
+from fractions import Fraction
+
+from dpverify import verify
+
+
+def randomized_response(dataset):
+    (bit,) = dataset
+    return {bit: Fraction(3, 4), 1 - bit: Fraction(1, 4)}
+
+
+print(verify(randomized_response, records=(0, 1), n=1, epsilon=1.1, executor="dask").summary())
+'''
+
+GUARD_FIX = 'Put the call under `if __name__ == "__main__":`.'
+
+
+def test_dask_in_a_script_without_main_guard_names_the_fix(tmp_path):
+    # Dask spawns its workers, which re-import the script and reach the unguarded call (about 2 s).
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(NO_MAIN_GUARD)
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]  # what the script died of
+    assert last.startswith(
+        "dpverify.errors.EnvironmentFailure: executor='dask': Dask's LocalCluster could not start its worker "
+        "processes (RuntimeError: Nanny failed to start.); no verdict. If this runs from a script: Dask starts its "
+        f"worker processes with the 'spawn' method, which re-imports your script ({script}) in every worker"
+    )
+    assert GUARD_FIX in last and "executor='processes'" in last
+    # and each worker, re-importing the script, stopped at the call with the same fix
+    assert "executor='dask' was called while a Dask worker process was importing the main module" in done.stderr
+
+
+def test_a_cluster_that_fails_to_start_is_an_environment_failure_with_the_fix(monkeypatch):
+    from dpverify.errors import EnvironmentFailure
+    from dpverify.executors import local_cluster
+
+    def nanny_fails(*args, **kwargs):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(distributed, "LocalCluster", nanny_fails)
+    environment = dict(os.environ)
+    with pytest.raises(EnvironmentFailure) as info:
+        local_cluster(2)
+    message = str(info.value)
+    assert message.startswith("executor='dask': Dask's LocalCluster could not start its worker processes "
+                              "(RuntimeError: Nanny failed to start.); no verdict. If this runs from a script:")
+    assert "'spawn' method" in message and GUARD_FIX in message and "executor='processes'" in message
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert dict(os.environ) == environment  # the nannies' variables are put back after a failure too
+    with pytest.raises(EnvironmentFailure, match="Nanny failed to start"):
+        verify(randomized_response_bits, records=(0, 1), n=2, epsilon=1.0, executor="dask")
+
+
+def test_a_spawned_worker_importing_the_script_does_not_start_a_cluster(monkeypatch):
+    import multiprocessing
+
+    from dpverify.errors import EnvironmentFailure
+    from dpverify.executors import local_cluster
+
+    started = []
+    monkeypatch.setattr(distributed, "LocalCluster", lambda *args, **kwargs: started.append(1))
+    monkeypatch.setattr(multiprocessing.current_process(), "_inheriting", True, raising=False)
+    with pytest.raises(EnvironmentFailure) as info:
+        local_cluster(2)
+    assert str(info.value).startswith(
+        "executor='dask' was called while a Dask worker process was importing the main module: Dask starts its "
+        "worker processes with the 'spawn' method"
+    )
+    assert GUARD_FIX in str(info.value) and started == []
+
+
+def test_a_client_that_cannot_connect_closes_the_cluster(monkeypatch):
+    import dpverify.executors as executors
+    from dpverify.errors import EnvironmentFailure
+
+    class Cluster:
+        closed = False
+
+        def close(self):
+            Cluster.closed = True
+
+    def refuse(cluster):
+        raise OSError("Timed out trying to connect to tcp://127.0.0.1:1")
+
+    monkeypatch.setattr(executors, "local_cluster", lambda workers: Cluster())
+    monkeypatch.setattr(distributed, "Client", refuse)
+    with pytest.raises(EnvironmentFailure, match=r"cannot connect to the LocalCluster .*\(OSError: Timed out"):
+        executors.open_executor("dask")
+    assert Cluster.closed

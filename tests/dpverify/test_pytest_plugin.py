@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from fractions import Fraction
@@ -10,8 +11,10 @@ from pathlib import Path
 import hypothesis
 import pytest
 
-from dpverify import InvalidArgument
+import dpverify.checker as checker
+from dpverify import InvalidArgument, Verdict
 from dpverify.domains import labeled_records
+from dpverify.errors import EnvironmentFailure, MechanismError, NondeterministicMechanism
 from dpverify.pytest_plugin import PROFILES, BaselineEntry, BaselineStore, assert_private
 
 pytest_plugins = ["pytester"]
@@ -90,6 +93,86 @@ def test_assert_private_passes_verify_options_on():
 
     with pytest.raises(AssertionError, match="exchangeable"):
         assert_private(label_sum, records=labeled_records(1), n=2, epsilon=1.0, exchangeable=True)
+
+
+def _divide_by_label(dataset):
+    """Raises ZeroDivisionError on every dataset whose first label is 0."""
+    return {"out": Fraction(1, dataset[0][1]) * 0 + 1}
+
+
+def test_assert_private_lets_a_mechanism_error_propagate_not_a_privacy_failure():
+    with pytest.raises(MechanismError) as info:  # not an AssertionError "the claim does not hold"
+        assert_private(_divide_by_label, records=labeled_records(1), n=1, epsilon=1.0)
+    assert "raised ZeroDivisionError: Fraction(1, 0) -- on dataset ((0, 0),)" in str(info.value)
+    assert info.value.dataset == ((0, 0),)
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+def test_a_mechanism_error_errors_the_test_with_the_dpverify_exception(pytester, run):
+    pytester.makepyfile(
+        MECHANISMS
+        + """
+from fractions import Fraction
+
+def divide(dataset):
+    return {"out": Fraction(1, dataset[0][1])}
+
+def test_divide():
+    assert_private(divide, records=RECORDS, n=1, epsilon=1.0)
+"""
+    )
+    result = run()
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert "VIOLATED" not in output and "AssertionError" not in output
+    result.stdout.fnmatch_lines(
+        ["E *dpverify.errors.MechanismError: the mechanism divide raised ZeroDivisionError*on dataset ((0, 0),)*"]
+    )
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        MechanismError("the mechanism f raised ZeroDivisionError: division by zero -- on dataset (1, 2).",
+                       dataset=(1, 2)),
+        NondeterministicMechanism("the mechanism f returned two different distributions for (0,)", dataset=(0,)),
+        EnvironmentFailure("executor='dask': Dask's LocalCluster could not start"),
+    ],
+)
+def test_no_verdict_errors_propagate_unchanged_from_both_helpers(error, monkeypatch, tmp_path):
+    def failing(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr(checker, "verify", failing)
+    monkeypatch.setattr(checker, "analyze", failing)
+    with pytest.raises(type(error)) as info:
+        assert_private(lambda d: {0: 1}, records=(0, 1), n=1, epsilon=1.0)
+    assert info.value is error
+    store = BaselineStore(tmp_path)
+    with pytest.raises(type(error)) as info:
+        store.check("rr", lambda d: {0: 1}, records=(0, 1), n=1, epsilon=1.0)
+    assert info.value is error
+    assert list(tmp_path.iterdir()) == [] and store.events == []  # nothing measured, nothing written
+
+
+def test_an_undecided_verdict_is_not_reported_as_a_violation(monkeypatch):
+    def randomized_response(dataset):
+        y = dataset[0][1]
+        return {y: Fraction(3, 4), 1 - y: Fraction(1, 4)}
+
+    real = checker.verify(randomized_response, records=labeled_records(1), n=1, epsilon=1.1)
+    undecided = dataclasses.replace(real, holds=False, verdict=Verdict.UNDECIDED, undecided=1)
+    monkeypatch.setattr(checker, "verify", lambda *args, **kwargs: undecided)
+    with pytest.raises(AssertionError) as info:
+        assert_private(randomized_response, records=labeled_records(1), n=1, epsilon=1.1)
+    message = str(info.value)
+    assert message.startswith("UNDECIDED: claimed (eps=1.1")
+    assert "1 pair(s) could not be decided exactly" in message
+    assert message.endswith(
+        "UNDECIDED is not a privacy violation: the claim could not be proved (nor refuted), so the test fails; "
+        "the lines above say what could not be decided."
+    )
+    assert "VIOLATED" not in message and "witness" not in message
 
 
 # -- baselines -------------------------------------------------------------------------------------
