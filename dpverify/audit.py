@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dpverify.assumptions import Assumption, assuming
 from dpverify.engine import Verdict
 
 __all__ = [
@@ -56,6 +57,8 @@ class Measurement:
             bool is refused: every row's verdict comes from the engine.
         witness: a printable witness when violated.
         details: extra figures for the report (slack, sweep rows, per-step values).
+        assumptions: what the verdict could rest on and how it stands
+            (:class:`dpverify.assumptions.Assumption`); an accepted one is shown with the verdict.
     """
 
     epsilon_star: float
@@ -65,6 +68,12 @@ class Measurement:
     verdict: Verdict | None
     witness: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    assumptions: tuple[Assumption, ...] = ()
+
+    @property
+    def assuming(self) -> str:
+        """The accepted assumptions as ``"assuming ... (tested on ...)"``, else ``""``."""
+        return assuming(self.assumptions)
 
     def __post_init__(self) -> None:
         if self.verdict is not None and not isinstance(self.verdict, Verdict):
@@ -85,12 +94,13 @@ class Measurement:
         info = {"pairs": result.pairs, "datasets": result.datasets, "certified_pairs": result.certified_pairs,
                 "neighbors": result.neighbors, "exchangeability": result.exchangeability, **details}
         return cls(result.epsilon, result.delta, float(result.claimed_epsilon), float(result.claimed_delta),
-                   result.verdict, str(result.witness) if result.witness else None, info)
+                   result.verdict, str(result.witness) if result.witness else None, info,
+                   tuple(getattr(result, "assumptions", ())))
 
     def measured_only(self) -> Measurement:
         """The same figures with no verdict (a lemma's preconditions were not met)."""
         return Measurement(self.epsilon_star, self.delta_star, self.claimed_epsilon, self.claimed_delta, None,
-                           self.witness, self.details)
+                           self.witness, self.details, self.assumptions)
 
 
 class Expect(enum.Enum):
@@ -211,6 +221,8 @@ class AuditRow:
         if self.case.measured_only or verdict is None:
             return "measured"
         text = _SHOWN[verdict]
+        if verdict.passes and self.measurement.assuming:
+            text += ", assuming"  # what is assumed: the table's notes, the JSON's "assuming"
         if self.case.expect_violation:
             text += " (expected)" if verdict is Verdict.VIOLATED else " (MUTANT MISSED)"
         elif not self.as_expected:
@@ -245,6 +257,8 @@ class AuditRow:
             "seconds": round(self.seconds, 4),
             "description": self.case.description,
             "witness": m.witness,
+            "assuming": m.assuming or None,
+            "assumptions": [a.to_json() for a in m.assumptions],
             "details": m.details,
         }
 
@@ -333,6 +347,11 @@ def format_table(rows: Sequence[AuditRow]) -> str:
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
+    notes = [r for r in rows if r.verdict.startswith("holds") and r.measurement.assuming]
+    if notes:
+        lines.append("")
+        lines.append("holds, assuming: the verdict rests on an assumption the audit accepted, tested but not proved:")
+        lines += [f"  {r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}" for r in notes]
     return "\n".join(lines)
 
 

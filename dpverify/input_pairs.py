@@ -32,13 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.assumptions import Assumption, Status, new_seed, settle
 from dpverify.checker import VerificationResult, evaluate
 from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, check_float_error, decide, float_error_of
 from dpverify.errors import InvalidArgument
 from dpverify.neighbors import NeighborRelation, PairSet, relation
 from dpverify.privacy_loss import check_delta, check_epsilon
-from dpverify.validation import check_positive, exact_number
+from dpverify.validation import check_integer, check_positive, exact_number
 
 __all__ = [
     "InputPairs",
@@ -188,6 +189,8 @@ class InputPairs:
     left: np.ndarray
     right: np.ndarray
     relation: NeighborRelation | None = None
+    #: the full set this one covers (:func:`dpverify.pair_cover.covering_pairs`), else None
+    covers: InputPairs | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_pairs(cls, pairs: Iterable[tuple[Any, Any]], *, name: str = "given pairs",
@@ -331,6 +334,8 @@ def verify_pairs(
     neighbors: str | NeighborRelation | None = None,
     float_error: float | None = None,
     executor: Any = None,
+    cover: str | None = None,
+    seed: int | None = None,
 ) -> PairsResult:
     """Decide ``(epsilon, delta)``-DP of ``mechanism`` on the given input pairs (both directions).
 
@@ -348,6 +353,14 @@ def verify_pairs(
             ``float_relative_error``, else the engine's default).
         executor: where the engine's sweep over the pairs runs (:mod:`dpverify.executors`: None,
             ``"processes"``, ``"dask"``, a Dask client or an Executor); the result is the same.
+        cover: for ``pairs`` made by :func:`dpverify.pair_cover.covering_pairs`: the cover stands
+            for the whole set only if the mechanism's ``loss_components`` are right (a lemma in its
+            docstring, not proved here). The pairs outside the cover are tested (their loss may not
+            exceed the cover's) for as long as the cover took (at least one second); if every one
+            is tested the assumption is proved, else a passing verdict is UNDECIDED unless
+            ``cover="assume"`` accepts it (the result then says "holds, assuming ..."). A pair
+            outside the cover with a larger loss refutes it.
+        seed: the seed of the sample of pairs outside a cover (None: a fresh one, reported).
 
     Returns:
         A :class:`PairsResult` (a :class:`~dpverify.checker.VerificationResult`): the engine's
@@ -362,6 +375,21 @@ def verify_pairs(
     check_delta(delta)
     declared = None if float_error is None else check_float_error(float_error)
     inputs = _as_input_pairs(pairs, neighbors)
+    if cover not in (None, "assume"):
+        raise InvalidArgument(
+            f"cover must be None or 'assume', got cover={cover!r}; 'assume' accepts a pair cover's "
+            "loss_components lemma where the pairs outside the cover could not all be tested."
+        )
+    if seed is not None:
+        check_integer("seed", seed, at_least=0, fix="seed fixes the sample of pairs outside a cover; e.g. seed=0")
+    result = _decide_inputs(mechanism, inputs, epsilon, delta, declared, executor)
+    if inputs.covers is None:
+        return result
+    return _check_cover(result, mechanism, inputs, epsilon, delta, declared, accept=cover == "assume", seed=new_seed(seed))
+
+
+def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any, declared: float | None,
+                   executor: Any) -> PairsResult:
     if getattr(mechanism, "continuous_output", False):
         from dpverify.continuous import verify_densities
 
@@ -449,3 +477,60 @@ def _exact_witness(mechanism: Any, witness: Any) -> Any:
     p_mass = ExpSum.total(p.get(o, zero) for o in witness.output_set)
     q_mass = ExpSum.total(q.get(o, zero) for o in witness.output_set)
     return replace(witness, p=p_mass.to_sympy(), q=q_mass.to_sympy())
+
+
+#: The least time (seconds) spent testing the pairs outside a cover, whatever the cover took.
+MIN_COVER_BUDGET = 1.0
+_COVER = "the pair cover's loss components (the mechanism's loss_components lemma)"
+_COVER_FIX = (
+    "pass cover='assume' to accept the lemma (the verdict then says it assumes it), or verify the whole "
+    "input set instead of its cover"
+)
+
+
+def _check_cover(
+    result: PairsResult, mechanism: Any, cover: InputPairs, epsilon: Any, delta: Any, declared: float | None,
+    *, accept: bool, seed: int,
+) -> PairsResult:
+    """Test the cover's lemma on the pairs outside it (random order, batches, for as long as the
+    cover took, at least one second): a pair with a larger loss refutes it; every pair tested
+    proves it. The result carries the assumption and its verdict is settled on it."""
+    full = cover.covers
+    assert full is not None
+    chosen = {frozenset(pair) for pair in cover}
+    rest = [pair for pair in full if frozenset(pair) not in chosen]
+    order = np.random.default_rng(seed).permutation(len(rest)).tolist()
+    budget = max(MIN_COVER_BUDGET, result.seconds)
+    started = time.perf_counter()
+    tested, size, worst = 0, 16, None
+    while tested < len(rest) and (tested == 0 or time.perf_counter() - started < budget):
+        batch = [rest[i] for i in order[tested : tested + size]]
+        tested += len(batch)
+        size *= 2
+        part = _decide_inputs(mechanism, InputPairs.from_pairs(batch, name=f"{full.name} (outside the cover)"),
+                              epsilon, delta, declared, None)
+        if part.verdict is Verdict.VIOLATED or part.epsilon > result.epsilon * (1 + 1e-9) + 1e-12:
+            worst = part
+            break
+    outside = len(rest)
+    if worst is not None:
+        evidence = (
+            f"refuted: a pair outside the cover has loss {worst.epsilon:.6g} > the cover's {result.epsilon:.6g} "
+            f"({worst.worst_pair!r}; {tested:,} of {outside:,} pairs outside the cover tested, seed {seed})"
+        )
+        assumption = Assumption("pair cover", _COVER, Status.REFUTED, evidence)
+        verdict = Verdict.VIOLATED if worst.verdict is Verdict.VIOLATED else Verdict.UNDECIDED
+        return replace(
+            worst if verdict is Verdict.VIOLATED else result, verdict=verdict, holds=False,
+            epsilon=max(result.epsilon, worst.epsilon), assumptions=(assumption,), seed=seed,
+            neighbors=result.neighbors, input_set=result.input_set,
+        )
+    if tested == outside:
+        assumption = Assumption("pair cover", _COVER, Status.PROVED,
+                                f"every one of the {outside:,} pairs outside the cover tested")
+    else:
+        status = Status.ACCEPTED if accept else Status.UNPROVED
+        evidence = f"tested on {tested:,} of the {outside:,} pairs outside the cover (seed {seed})"
+        assumption = Assumption("pair cover", _COVER, status, evidence, "" if accept else _COVER_FIX)
+    verdict = settle(result.verdict, (assumption,))
+    return replace(result, verdict=verdict, holds=verdict.passes, assumptions=(assumption,), seed=seed)

@@ -24,7 +24,10 @@ direction, ``L(D, D') = max(1, v(c))`` for one of its components ``c`` (or is 1,
 ``L >= 1``); the key of ``c`` is a key of some ``(E, E')`` in ``C`` in some direction, whose loss
 is at least ``v(c)``. The second statement is the first read at ``e^eps``. ∎
 
-So :func:`dpverify.input_pairs.verify_pairs` on the cover decides the claim on the whole set, and
+So :func:`dpverify.input_pairs.verify_pairs` on the cover decides the claim on the whole set — if
+the mechanism's components are right: that lemma is proved on paper, not here, so ``verify_pairs``
+tests it on the pairs outside the cover and a passing verdict rests on it only when every such pair
+was tested or the caller passes ``cover="assume"`` (:mod:`dpverify.assumptions`) —, and
 its worst pair (one of the cover, hence one of the given pairs) attains eps* of the whole set; the
 engine and the certified path are unchanged, only the pairs are fewer. A component whose two sides
 are the same function (ratio 1) needs no covering. The mechanism states its keys and proves them in
@@ -98,4 +101,4 @@ def covering_pairs(pairs: InputPairs, components: Callable[[tuple, tuple], Itera
     renumber = {old: new for new, old in enumerate(used)}
     left = np.array([renumber[lefts[n]] for n in chosen], np.int64)
     right = np.array([renumber[rights[n]] for n in chosen], np.int64)
-    return InputPairs(f"{pairs.name} (cover)", [datasets[i] for i in used], left, right, pairs.relation)
+    return InputPairs(f"{pairs.name} (cover)", [datasets[i] for i in used], left, right, pairs.relation, covers=pairs)

@@ -22,9 +22,10 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from dpverify.assumptions import assuming
 from dpverify.checker import VerificationResult, Witness, verify
 from dpverify.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.domains import check_records
@@ -122,6 +123,25 @@ class PublicDataResult:
     def __bool__(self) -> bool:
         return self.holds
 
+    @property
+    def assumptions(self) -> tuple:
+        """Every public sample's assumptions, one per (site, status) with how many samples share it."""
+        first: dict[tuple, Any] = {}
+        counts: dict[tuple, int] = {}
+        for result in self.results.values():
+            for assumption in result.assumptions:
+                key = (assumption.name, assumption.status)
+                first.setdefault(key, assumption)
+                counts[key] = counts.get(key, 0) + 1
+        return tuple(
+            replace(a, evidence=f"{a.evidence}; on {counts[k]} public samples") if counts[k] > 1 else a
+            for k, a in first.items()
+        )
+
+    @property
+    def assuming(self) -> str:
+        return assuming(self.assumptions)
+
     def summary(self) -> str:
         verdict = {
             Verdict.HOLDS: "HOLDS for every public sample",
@@ -133,6 +153,8 @@ class PublicDataResult:
             claimed = f"claimed {self.claim}"
         else:
             claimed = f"claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta})"
+        if self.holds and self.assuming:
+            verdict += f", {self.assuming}"
         lines = [
             f"{verdict}: {claimed}, measured eps*={self.epsilon:.6g} (public "
             f"{self.epsilon_public}), delta(eps)={self.delta:.6g} (public {self.delta_public})",

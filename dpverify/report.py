@@ -72,7 +72,8 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
             lines.append("| " + " | ".join([
                 _fmt(value), *extra, _fmt(m.epsilon_star), _fmt(m.epsilon_star / value),
                 _fmt(m.claimed_epsilon), _fmt(m.claimed_epsilon / value), r.verdict]) + " |")
-    details = [r for r in rows if (r.measurement.details or r.measurement.witness) and r.case.sweep is None]
+    details = [r for r in rows if (r.measurement.details or r.measurement.witness or r.measurement.assumptions)
+               and r.case.sweep is None]
     if details:
         lines += ["", "## Details", ""]
     for r in details:
@@ -81,6 +82,10 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
             lines += ["", r.case.description]
         if r.case.parent:
             lines += ["", f"Mutant of `{r.case.parent}` (checked against its claim)."]
+        if r.measurement.assuming and r.measurement.holds:
+            lines += ["", f"**Holds, {r.measurement.assuming}.**"]
+        for assumption in r.measurement.assumptions:
+            lines += ["", f"- assumption: {assumption}"]
         for key, value in r.measurement.details.items():
             if isinstance(value, list) and value and isinstance(value[0], dict):
                 columns = list(value[0])
@@ -179,6 +184,12 @@ def html_report(rows: Sequence[AuditRow]) -> str:
                  _fmt(m.delta_star), _fmt(m.claimed_delta), r.verdict, f"{r.seconds:.2f}"]
         style = "" if r.as_expected else ' style="background:#fdd"'
         body.append(f"<tr{style}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    assumed = [r for r in rows if r.measurement.holds and r.measurement.assuming]
+    notes = ""
+    if assumed:
+        notes = "<h2>Holds, assuming</h2><p>Verdicts resting on an assumption the audit accepted, tested but not proved:</p><ul>\n" + "\n".join(
+            f"<li>{html.escape(f'{r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}')}</li>"
+            for r in assumed) + "</ul>\n"
     charts = []
     for series, group in _series(rows).items():
         x = series.variable
@@ -198,6 +209,6 @@ def html_report(rows: Sequence[AuditRow]) -> str:
         "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}</style></head><body>\n"
         "<h1>dpverify audit</h1><p>Every claim on its default instance, computed exactly (no sampling). "
         "Rows not as expected are shaded red.</p>\n<table><tr>"
-        + "".join(f"<th>{h}</th>" for h in head) + "</tr>\n" + "\n".join(body) + "</table>\n<h2>Plots</h2>\n"
+        + "".join(f"<th>{h}</th>" for h in head) + "</tr>\n" + "\n".join(body) + "</table>\n" + notes + "<h2>Plots</h2>\n"
         + "\n".join(charts) + "\n</body></html>\n"
     )

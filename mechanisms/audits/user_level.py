@@ -124,7 +124,7 @@ def measure_user_level(
     learner = _user_level_learner(variant, C, family, m=m, epsilon=epsilon, alpha=alpha,
                                   min_error_alpha=min_error_alpha, reveal_estimate=reveal_estimate)
     result = verify(learner, records=_user_records(labeled_records(domain_size), m, ordered_blocks), n=n,
-                    epsilon=epsilon, neighbors=_relation(neighbors, m))
+                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0)
     pme = learner.min_error
     return _measurement(result, epsilon, T=pme.T, epsilon_prime=str(pme.epsilon_prime),
                         output="(eta^, h)" if reveal_estimate else "h")
