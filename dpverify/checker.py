@@ -36,8 +36,8 @@ from dpverify.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.distribution import Distribution
 from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
-from dpverify.errors import InvalidArgument
-from dpverify.evaluation import EvaluatedDistributions, as_distribution, check_size, evaluate_blocks
+from dpverify.errors import InvalidArgument, MechanismError
+from dpverify.evaluation import EvaluatedDistributions, call_mechanism, check_size, evaluate_blocks
 from dpverify.executors import check_picklable, open_executor
 from dpverify.neighbors import NeighborRelation, PairSet, relation
 from dpverify.progress import Progress
@@ -516,11 +516,40 @@ def _certifiable(analysis: Analysis, mechanism: Any, declared: float | None) -> 
     if exact_of is None:
         return analysis.row_pairs(row_error=_row_errors(analysis, mechanism, declared))
     datasets = analysis.pairs.datasets
+    rho = float_error_of(mechanism) if declared is None else declared
+    columns = {o: k for k, o in enumerate(analysis.outcomes)}
 
     def exact_row(index: int) -> Distribution:
-        return as_distribution(exact_of(datasets[index]), datasets[index])
+        exact = call_mechanism(mechanism, datasets[index], "exact_distribution")
+        _check_float_row(mechanism, datasets[index], analysis.matrix[index], columns, exact, rho)
+        return exact
 
     return analysis.row_pairs(exact_row=exact_row, row_error=0.0)
+
+
+def _check_float_row(
+    mechanism: Any, dataset: tuple, row: np.ndarray, columns: Mapping, exact: Distribution, rho: float
+) -> None:
+    """The float row that chose the pairs to certify must be the exact distribution up to its
+    rounding (relative ``rho``, the mechanism's float error): the sweep's margin assumes it."""
+    values = np.zeros_like(row)
+    for outcome, probability in exact.items():
+        column = columns.get(outcome)
+        if column is None:
+            if probability != 0:
+                break
+            continue
+        values[column] = float(probability)
+    else:
+        if np.all(np.abs(row - values) <= 2 * rho * np.maximum(np.abs(row), np.abs(values))):
+            return
+    raise MechanismError(
+        f"the mechanism's float output and its exact_distribution disagree on dataset {dataset!r} (beyond the "
+        f"relative float error {rho:.3g}): the float row is {row.tolist()!r} over {list(columns)!r}, the exact "
+        f"one {dict(exact)!r}. Both must describe the same distribution; fix the mechanism, or declare a larger "
+        "float_relative_error if its floats are that far off.",
+        dataset=dataset,
+    )
 
 
 def _recheck(analysis: Analysis, decision: Any) -> int:

@@ -36,7 +36,7 @@ from hypothesis.strategies import SearchStrategy, composite
 from dpverify.checker import evaluate
 from dpverify.distribution import Distribution
 from dpverify.domains import CONCEPT_CLASSES, ConceptClass, check_records, labeled_records
-from dpverify.engine import decide_pair
+from dpverify.engine import Verdict, decide_pair
 from dpverify.errors import InvalidArgument
 from dpverify.privacy_loss import check_delta, check_epsilon, epsilon_star, hockey_stick, optimal_output_set
 from dpverify.validation import check_integer
@@ -280,8 +280,15 @@ def privacy_property(
         p, q = _distribution(mechanism, dataset), _distribution(mechanism, neighbor)
         loss = epsilon_star(p, q)
         hypothesis.target(min(loss, TARGET_CAP), label="privacy loss")
-        if decide_pair(p, q, epsilon, delta, dataset=dataset, neighbor=neighbor).holds:
+        decision = decide_pair(p, q, epsilon, delta, dataset=dataset, neighbor=neighbor)
+        if decision.holds:
             return
+        if decision.verdict is Verdict.UNDECIDED:  # not a violation: the pair could not be decided
+            raise AssertionError(
+                f"UNDECIDED: the privacy claim (epsilon={epsilon}, delta={delta}) could be neither proved nor "
+                f"refuted on the {neighbors} pair D = {dataset!r}, D' = {neighbor!r} (exact arithmetic could not "
+                "settle a tie); this is not a privacy violation. Return exact probabilities (Fraction, sympy) to decide it."
+            )
         forward, backward = hockey_stick(p, q, eps_float), hockey_stick(q, p, eps_float)
         if backward > forward:
             dataset, neighbor, p, q = neighbor, dataset, q, p
