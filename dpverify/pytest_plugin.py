@@ -34,6 +34,7 @@ import math
 import os
 import re
 import tempfile
+import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -43,7 +44,15 @@ import pytest
 
 from dpverify._hypothesis_profiles import PROFILES, register_profiles, register_profiles_on_import
 
-__all__ = ["assert_private", "BaselineStore", "BaselineEntry", "PROFILES", "TOLERANCE", "register_profiles"]
+__all__ = [
+    "assert_private",
+    "AssumptionWarning",
+    "BaselineStore",
+    "BaselineEntry",
+    "PROFILES",
+    "TOLERANCE",
+    "register_profiles",
+]
 
 #: How much a measured eps* (or delta) may exceed its baseline before the check fails.
 TOLERANCE = 1e-9
@@ -98,7 +107,14 @@ def assert_private(
         )
     if not result.holds:
         raise AssertionError(result.summary())
+    if result.assuming:  # holds on an assumption the caller accepted: say so in the test report
+        warnings.warn(AssumptionWarning(f"dpverify: {result.verdict_text}"), stacklevel=2)
     return result
+
+
+class AssumptionWarning(UserWarning):
+    """A claim held on an assumption the caller accepted (e.g. ``exchangeable="assume"``), tested
+    but not proved; the message says "HOLDS, assuming ..., tested on ...". """
 
 
 # -- baselines ----------------------------------------------------------------------------------
@@ -222,6 +238,18 @@ class BaselineStore:
         if epsilon is not None:
             check_epsilon(epsilon)
         analysis = analyze(mechanism, records=records, n=n, neighbors=neighbors, **analyze_kwargs)
+        symmetry = analysis.symmetry
+        if symmetry is not None and symmetry.violation is None and not symmetry.proved:
+            if analyze_kwargs.get("exchangeable") != "assume":
+                pytest.fail(
+                    f"dpverify baseline {name!r}: UNDECIDED -- the figures would rest on the declared "
+                    f"exchangeability, not proved ({symmetry.evidence}); pass exchangeable='assume' to accept "
+                    "it, or exchangeable=False to measure every ordered dataset.",
+                    pytrace=False,
+                )
+            warnings.warn(AssumptionWarning(
+                f"dpverify baseline {name!r}: measured assuming the output ignores the order of the records "
+                f"({symmetry.evidence})"), stacklevel=2)
         measured = BaselineEntry(
             instance={
                 "records": [repr(r) for r in records],

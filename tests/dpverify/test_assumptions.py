@@ -231,3 +231,31 @@ def test_a_cover_not_fully_tested_is_undecided_unless_accepted(monkeypatch):
     accepted = verify_pairs(mechanism, pairs=cover, epsilon=0, seed=0, cover="assume")
     assert accepted.verdict is Verdict.HOLDS and accepted.assuming.startswith("assuming the pair cover's")
     assert "of the 27 pairs outside the cover" in accepted.assuming
+
+
+# -- the pytest plugin says what it assumes -------------------------------------------------------
+
+
+def test_assert_private_warns_holds_assuming_and_fails_undecided_without_it(monkeypatch):
+    from dpverify.pytest_plugin import AssumptionWarning, assert_private
+
+    _over_budget(monkeypatch)
+    mechanism = exchangeable(lambda d: dict(HALF))
+    with pytest.warns(AssumptionWarning, match="HOLDS, assuming the output ignores the order.*tested on"):
+        assert_private(mechanism, records=range(20), n=4, epsilon=0, exchangeable="assume", seed=0)
+    with pytest.raises(AssertionError, match="^UNDECIDED"):
+        assert_private(mechanism, records=range(20), n=4, epsilon=0, seed=0)
+
+
+def test_a_baseline_on_unproved_exchangeability_is_undecided_unless_accepted(monkeypatch, tmp_path):
+    from dpverify.pytest_plugin import AssumptionWarning, BaselineStore
+
+    _over_budget(monkeypatch)
+    store = BaselineStore(tmp_path)
+    mechanism = exchangeable(lambda d: dict(HALF))
+    with pytest.raises(pytest.fail.Exception, match="UNDECIDED.*exchangeable='assume'"):
+        store.check("half", mechanism, records=range(20), n=4, seed=0)
+    assert not list(tmp_path.iterdir())  # nothing measured, nothing written
+    with pytest.warns(AssumptionWarning, match="measured assuming the output ignores the order"):
+        entry = store.check("half", mechanism, records=range(20), n=4, exchangeable="assume", seed=0)
+    assert entry.epsilon_star == 0.0
