@@ -497,6 +497,8 @@ def _check_cover(
     proves it. The result carries the assumption and its verdict is settled on it."""
     full = cover.covers
     assert full is not None
+    if result.verdict is Verdict.VIOLATED:  # a certified witness among the given pairs: no lemma needed
+        return replace(result, seed=seed)
     chosen = {frozenset(pair) for pair in cover}
     rest = [pair for pair in full if frozenset(pair) not in chosen]
     order = np.random.default_rng(seed).permutation(len(rest)).tolist()
@@ -521,9 +523,9 @@ def _check_cover(
         assumption = Assumption("pair cover", _COVER, Status.REFUTED, evidence)
         verdict = Verdict.VIOLATED if worst.verdict is Verdict.VIOLATED else Verdict.UNDECIDED
         return replace(
-            worst if verdict is Verdict.VIOLATED else result, verdict=verdict, holds=False,
-            epsilon=max(result.epsilon, worst.epsilon), assumptions=(assumption,), seed=seed,
-            neighbors=result.neighbors, input_set=result.input_set,
+            result, verdict=verdict, holds=False, epsilon=max(result.epsilon, worst.epsilon),
+            witness=worst.witness if verdict is Verdict.VIOLATED else None, worst_pair=worst.worst_pair,
+            epsilon_bounds=None, assumptions=(assumption,), seed=seed,
         )
     if tested == outside:
         assumption = Assumption("pair cover", _COVER, Status.PROVED,

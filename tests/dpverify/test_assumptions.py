@@ -259,3 +259,12 @@ def test_a_baseline_on_unproved_exchangeability_is_undecided_unless_accepted(mon
     with pytest.warns(AssumptionWarning, match="measured assuming the output ignores the order"):
         entry = store.check("half", mechanism, records=range(20), n=4, exchangeable="assume", seed=0)
     assert entry.epsilon_star == 0.0
+
+
+def test_a_cover_that_is_violated_itself_needs_no_lemma():
+    # The cover's one pair ((0,), (1,)) already violates eps = 1 (loss ln 5 = 1.609): the witness
+    # is certified among the given pairs, so no assumption is tested or reported.
+    mechanism = Table(1, honest=False)
+    result = verify_pairs(mechanism, pairs=covering_pairs(_all_pairs(3), mechanism), epsilon=1, seed=0)
+    assert result.verdict is Verdict.VIOLATED and result.assumptions == () and result.pairs == 1
+    assert {result.witness.dataset, result.witness.neighbor} == {(0,), (1,)}
