@@ -175,7 +175,7 @@ class VerificationResult:
             lines.append(
                 f"  WARNING: declared exchangeable but M{v.dataset} != M{v.permuted}; checked as a black box"
             )
-        for assumption in blocking(self.assumptions):
+        for assumption in blocking(self.assumptions) if self.verdict is Verdict.UNDECIDED else ():
             lines.append(
                 f"  not proved: {assumption.statement} ({assumption.evidence}); the verdict cannot pass on it. "
                 f"Fix: {assumption.fix}"
