@@ -63,8 +63,8 @@ def evaluate(mechanism: Mechanism, dataset: tuple) -> Distribution:
 #: The smallest time (seconds) a declared exchangeability may take to be proved on every ordering,
 #: whatever the run costs; beyond it (and beyond the run's own cost) it is tested on a sample.
 MIN_SYMMETRY_BUDGET = 1.0
-#: Kept for the sampled property test of :func:`check_exchangeable` (public): up to this many
-#: ordered datasets it checks every ordering.
+#: Up to this many ordered datasets a declaration is always checked on every ordering (beyond it,
+#: when the measured rate says the orderings cost no more than the run).
 EXHAUSTIVE_SYMMETRY_LIMIT = 20_000
 _MIN_SAMPLES = 200
 _MAX_SAMPLES = 20_000
@@ -132,7 +132,9 @@ def exchangeability_check(
     """Prove or test a declared exchangeability within ``budget`` seconds.
 
     Every ordered dataset is compared with the output on its multiset (the first ordering met) when
-    the rate measured on the first orderings says that fits in ``budget``: a proof. Otherwise
+    there are at most ``EXHAUSTIVE_SYMMETRY_LIMIT`` orderings (whatever they cost: a verdict proved
+    on one machine is proved on every machine), or when the rate measured on the first orderings
+    says they fit in ``budget``: a proof. Otherwise
     random datasets (``seed``) are compared with every transposition of each and a random
     permutation, for the rest of the budget (at least 200, at most 20,000 datasets): a property
     test, not a proof. Float outputs agree within ``relative`` of the larger value (the rounding of
@@ -148,7 +150,7 @@ def exchangeability_check(
     position = {r: i for i, r in enumerate(records)}
     reference: dict[tuple, Distribution] = {}
     for count, dataset in enumerate(itertools.product(records, repeat=n)):
-        if count == 64 or (count > 64 and count % 4096 == 0):
+        if total > EXHAUSTIVE_SYMMETRY_LIMIT and (count == 64 or (count > 64 and count % 4096 == 0)):
             elapsed = time.perf_counter() - started
             if elapsed / count * total > budget:
                 break

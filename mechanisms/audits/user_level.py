@@ -212,7 +212,7 @@ def measure_private_threshold(
     else:
         mechanism = PrivateThreshold(N, **kwargs)
     result = verify(mechanism, records=_user_records(threshold_records(N), m, ordered_blocks), n=n,
-                    epsilon=epsilon, neighbors=_relation(neighbors, m))
+                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0)
     return _measurement(result, epsilon, epsilon_prime=str(mechanism.epsilon_prime))
 
 
@@ -239,7 +239,7 @@ def measure_private_median(
     selector = exponential_mechanism_without_half if variant == "mutant_private_median_without_half" else exponential_mechanism
     median = PrivateMedian(N, m=m, epsilon=epsilon, l=l, r=N if r is None else r, alpha=alpha, selector=selector)
     result = verify(median, records=_user_records(threshold_records(N), m, ordered_blocks), n=n,
-                    epsilon=epsilon, neighbors=_relation(neighbors, m))
+                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0)
     return _measurement(result, epsilon, s=median.s)
 
 

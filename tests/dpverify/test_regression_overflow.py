@@ -51,7 +51,9 @@ def test_threshold_learner_on_40_records_is_not_a_false_violation():
     # C(40 + 3 - 2, 2) * C(40, 2) = 820 * 780 = 639,600 replace-one multiset pairs.
     assert pairs == 639_600
     assert expected == pytest.approx(0.98122, abs=1e-5)  # the old table said 2.435
-    result = verify(mechanism, records=records, n=3, epsilon=1, exchangeable=True)
+    # 40**3 = 64,000 orderings: beyond the always-proved 20,000, proved only if the measured rate
+    # allows; this test is about overflow, so it accepts the declaration either way
+    result = verify(mechanism, records=records, n=3, epsilon=1, exchangeable="assume", seed=0)
     assert result.pairs == pairs
     assert result.epsilon == pytest.approx(expected, rel=1e-12)
     assert result.holds

@@ -139,7 +139,9 @@ def test_flip_prediction_matches_core_verify():
     worst = 0.0
     for x in range(2):
         stable = _exchangeable(lambda S, x=x: a_sta_reference(cc, S, x, n_prime=1, em_privacy=Fraction(1, 40)))
-        result = verify(label_flip(stable, alpha=0.25), records=labeled_records(2), n=20, epsilon=0.8)
+        # 4**20 orderings cannot all be checked: the declaration is accepted (tested on a sample)
+        result = verify(label_flip(stable, alpha=0.25), records=labeled_records(2), n=20, epsilon=0.8,
+                        exchangeable="assume", seed=0)
         assert result.holds
         worst = max(worst, result.epsilon)
     assert m.epsilon_star == pytest.approx(worst, abs=1e-12)
