@@ -37,6 +37,44 @@ admissible hockey-stick value ``sum_o max(0, P(o)(1 + rho) - e^eps Q(o)(1 - rho)
 delta, and is violated if the smallest ``sum_o max(0, P(o)(1 - rho) - e^eps Q(o)(1 + rho))``
 exceeds it. The float64 sweep that selects pairs for certification keeps every pair within
 ``(2 rho + (K + 8) u)(1 + e^eps)`` of delta (``K`` outcomes), which bounds its own rounding.
+
+Certification is grouped (:func:`dpverify._certify.walk_candidates`): rows are interned by their
+exact content and error, so the candidates of a tight claim — a million directed pairs over a
+handful of distinct row pairs — cost a handful of certificates, not a Python step each.
+``Decision.certified_pairs`` counts those distinct row pairs, as before. Exact rows are still
+fetched once per row a candidate uses (for a checker run: the mechanism evaluated again), which a
+sound verdict on an exact tie cannot avoid: rows whose floats agree may differ exactly.
+
+Exact figures. ``epsilon_star`` and ``delta_star`` start as the float64 sweep maxima, which can be
+an ulp or two off: at an exact tie (``P(o) = e^eps Q(o)`` exactly, e.g. randomized response with
+p = 5/6 at ``sympy.log(5)``) the float hockey-stick value can be ~1e-16 instead of 0, and the
+float ``ln P - ln Q`` need not be the nearest float to ``ln 5``. They are replaced by exact figures
+when the pairs that may attain them are known exactly:
+
+* the pairs that may attain a maximum are every directed pair whose float figure lies within
+  twice the sweep's margin of the float maximum (hockey-stick values: ``2 (2 rho + (K + 8) u)(1 +
+  e^eps)`` plus the rounding of ``e^eps``; pure losses: ``2 (4 rho + 1e-12)``); a pair outside is
+  below the maximum exactly too. For the hockey-stick value only the pairs passing the sweep's loss
+  filter count (the others are exactly 0); when none passes, ``delta_star`` is exactly 0;
+* every such pair must be a certification candidate or among the sweep's ``FIGURE_CAP`` (4,096)
+  near-maximal others, have exact rows (no float error) and be evaluated within a budget (at most
+  256 rows beyond those certification fetched, 1,024 distinct row pairs); its figure is computed
+  exactly (rationals at a rational ``e^eps``: Fraction arithmetic; else mpmath intervals up to 1024
+  bits with every tie ``P(o) = e^eps Q(o)`` proved by sympy) and must settle its nearest float;
+* the figure is then the exact maximum over those pairs, rounded to the nearest float (a float
+  claim ``delta`` equal to it holds: its ``2**-50`` allowance covers that rounding), and
+  ``-0.0`` is never reported. ``delta_star`` is taken at the claim as certification reads it; a
+  float claim stands for any real within its rounding, so for a float claim only an exact 0 (every
+  such pair an exact tie there) replaces the float figure. ``epsilon_star`` does not depend on the
+  claim (``ln`` of the largest ratio ``P(o)/Q(o)``: ``ln 5`` rounded to nearest at the tie above).
+
+Otherwise — a float row among those pairs, an overflow of the cap or the budget, a figure that
+cannot be settled, an exact figure farther from the float one than the margins allow (an
+underflowed probability), per-pair deltas (``pair_delta``) for ``delta_star`` — the float figure is kept,
+so a reported figure is never replaced by the maximum of fewer pairs than may attain it. In
+practice: a claim at or near the worst case (the pairs near the maximum are then candidates) and
+small instances get exact figures; a claim far from it on a large instance with many tied pairs
+keeps the float ones (``delta_star`` is still exactly 0 there when no pair passes the loss filter).
 """
 
 from __future__ import annotations
@@ -49,7 +87,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify._certify import certify_pair
+from dpverify._certify import RowClasses, exact_hockey_stick, exact_log_ratio, walk_candidates
 from dpverify._certify import surely_within_rounding as _surely_within_rounding
 from dpverify.pair_sources import ArrayPairs
 from dpverify.privacy_loss import exp_epsilon
@@ -228,11 +266,17 @@ class RowPairs:
 
 
 class _Candidates:
-    """Directed pairs near or over the claim, iterated worst first as ``(slack, i, j, pair)``."""
+    """Directed pairs near or over the claim, worst first: ``slack`` (value - delta), rows ``first``
+    and ``second``, ``pair`` index, float hockey-stick ``value`` and directed pure loss ``loss``."""
 
-    def __init__(self, slack: np.ndarray, first: np.ndarray, second: np.ndarray, pair: np.ndarray) -> None:
+    def __init__(
+        self, slack: np.ndarray, first: np.ndarray, second: np.ndarray, pair: np.ndarray,
+        value: np.ndarray | None = None, loss: np.ndarray | None = None,
+    ) -> None:
         order = np.argsort(-slack, kind="stable")
         self.slack, self.first, self.second, self.pair = slack[order], first[order], second[order], pair[order]
+        self.value = np.zeros(slack.size) if value is None else value[order]
+        self.loss = np.zeros(slack.size) if loss is None else loss[order]
 
     @classmethod
     def empty(cls) -> _Candidates:
@@ -252,6 +296,21 @@ class _Candidates:
 
 
 @dataclass(frozen=True)
+class _Figures:
+    """What the sweep keeps for exact figures (``decide``): the largest float value over the directed
+    pairs passing the loss filter; the non-candidate directed pairs nearest the largest value and
+    loss (``(first, second, value)`` arrays, at most ``FIGURE_CAP + 1`` of each per shard: more than
+    ``FIGURE_CAP`` within twice the margin of the largest means too many, see
+    :class:`dpverify._sweep._Near`); the sweep's margins."""
+
+    passing_best: float
+    near_values: Any
+    near_losses: Any
+    delta_margin: float
+    epsilon_margin: float
+
+
+@dataclass(frozen=True)
 class Sweep:
     """The float64 sweep of :func:`sweep` over all pairs at one epsilon.
 
@@ -263,6 +322,7 @@ class Sweep:
         stability: max ``|P(o) - Q(o)|`` over pairs and outcomes (``with_stability`` only).
         candidates: directed pairs ``(value - delta, i, j, pair)`` (rows, pair index) within the
             certification margin of the claim, worst first (only when a claim delta was given).
+        figures: what :func:`decide` needs for exact figures (only when a claim delta was given).
     """
 
     epsilon_star: float
@@ -273,6 +333,7 @@ class Sweep:
     delta_forward: bool
     stability: float
     candidates: Any = None
+    figures: _Figures | None = None
 
 
 def sweep(
@@ -336,11 +397,25 @@ def sweep(
         stability = max(stability, part[6])
         found.extend(part[7])
     candidates = _Candidates(*(np.concatenate(parts) for parts in zip(*found))) if found else _Candidates.empty()
+    figures = None
+    if claim_delta is not None and with_delta:
+        extras = [part[8] for part in parts]
+        near = [_concatenated([extra[k] for extra in extras]) for k in (1, 2)]
+        passing_best = max((extra[0] for extra in extras), default=-math.inf)
+        figures = _Figures(passing_best, near[0], near[1], settings["delta_margin"], settings["epsilon_margin"])
     return Sweep(
         # + 0.0: a loss of -0.0 (log P - log P read backwards) is reported as 0.0
         max(best_eps, 0.0) + 0.0, eps_at, eps_forward, max(best_delta, 0.0) + 0.0, delta_at, delta_forward, stability,
-        candidates,
+        candidates, figures,
     )
+
+
+def _concatenated(pieces: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The shards' ``(first, second, value)`` arrays end to end."""
+    if not pieces:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, np.zeros(0)
+    return tuple(np.concatenate(column) for column in zip(*pieces))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -349,10 +424,11 @@ class Decision:
 
     Attributes:
         verdict: the :class:`Verdict` state; ``holds`` is ``verdict.passes``.
-        epsilon_star, delta_star: the float64 worst case (pure loss; hockey-stick at the claimed
-            epsilon), with the pairs attaining them (``sweep``).
+        epsilon_star, delta_star: the worst case (pure loss; hockey-stick at the claimed epsilon):
+            exact, rounded to the nearest float, where the module docstring's "Exact figures"
+            allows, else the float64 maxima of ``sweep`` (which also names the pairs attaining them).
         witness: certified for VIOLATED; the closest pair for HOLDS_WITHIN_ROUNDING; else None.
-        certified_pairs: distinct pairs certified in interval arithmetic.
+        certified_pairs: distinct row pairs certified (equal exact rows and error: one certificate).
         within_rounding_pairs, undecided_pairs: how many candidates ended in those states.
     """
 
@@ -375,60 +451,140 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
     """Decide ``(epsilon, delta)`` on every pair of ``pairs``: sweep, certify, verdict.
 
     ``epsilon`` and ``delta`` may be exact (int, Fraction, sympy) or float (read as in
-    :func:`dpverify._certify.effective_claim`).
+    :func:`dpverify._certify.effective_claim`). The candidates are certified by
+    :func:`dpverify._certify.walk_candidates` (one certificate per distinct pair of rows); the
+    figures are exact where the module docstring's "Exact figures" says so.
     """
     errors = pairs.errors()
     largest = float(errors.max(initial=0.0))
     result = sweep(pairs, float(epsilon), claim_delta=float(delta), error=largest)
     # (with pair_delta the sweep compares each pair with its own delta)
-    exact_cache: dict[int, Mapping] = {}
-
-    def exact(row: int) -> Mapping:
-        if row not in exact_cache:
-            exact_cache[row] = pairs.exact(row)
-        return exact_cache[row]
-
-    certificates: dict[tuple, Any] = {}
+    candidates = result.candidates
+    quick = np.asarray(_surely_within_rounding(pairs, candidates, errors, epsilon, delta), dtype=bool)
+    classes = RowClasses(pairs.matrix.shape[0], pairs.exact, errors)
+    walk = walk_candidates(candidates, quick, classes, epsilon, delta, pairs.pair_delta)
     witness: Witness | None = None
     witness_rows = None
-    near_miss: Witness | None = None
-    within = undecided = 0
-    quick = _surely_within_rounding(pairs, result.candidates, errors, epsilon, delta)
-    for index, (_, i, j, pair) in enumerate(result.candidates):
-        if quick[index] and near_miss is not None:
-            within += 1  # decided in float with rigorous error bounds: no interval work needed
-            continue
-        p, q = exact(i), exact(j)
-        bound = delta if pairs.pair_delta is None else float(pairs.pair_delta[pair])
-        key = (_key(p), _key(q), errors[i], errors[j], bound)
-        certificate = certificates.get(key)
-        if certificate is None:
-            certificate = certify_pair(p, q, epsilon, bound, p_error=float(errors[i]), q_error=float(errors[j]))
-            certificates[key] = certificate
-        if certificate.holds is False:
-            witness = _make_witness(pairs, i, j, certificate, epsilon, bound)
-            witness_rows = (i, j)
-            break
-        if certificate.holds is None:
-            undecided += 1
-        elif certificate.within_rounding:
-            within += 1
-            if near_miss is None:
-                allowance = _allowance(certificate, errors[i], errors[j], epsilon)
-                near_miss = _make_witness(pairs, i, j, certificate, epsilon, bound, within=True, allowance=allowance)
-                witness_rows = (i, j)
-    if witness is not None:
+    if walk.stop < len(candidates):
         verdict = Verdict.VIOLATED
-    elif undecided:
-        verdict, witness_rows = Verdict.UNDECIDED, None
-    elif within:
-        verdict, witness = Verdict.HOLDS_WITHIN_ROUNDING, near_miss
+        i, j = int(candidates.first[walk.stop]), int(candidates.second[walk.stop])
+        witness = _make_witness(pairs, i, j, walk.at[walk.stop], epsilon, _bound(pairs, candidates, walk.stop, delta))
+        witness_rows = (i, j)
+    elif walk.undecided:
+        verdict = Verdict.UNDECIDED
+    elif walk.within:
+        verdict = Verdict.HOLDS_WITHIN_ROUNDING
+        if walk.near is not None:
+            i, j = int(candidates.first[walk.near]), int(candidates.second[walk.near])
+            certificate = walk.at[walk.near]
+            allowance = _allowance(certificate, errors[i], errors[j], epsilon)
+            witness = _make_witness(
+                pairs, i, j, certificate, epsilon, _bound(pairs, candidates, walk.near, delta), within=True,
+                allowance=allowance,
+            )
+            witness_rows = (i, j)
     else:
-        verdict, witness_rows = Verdict.HOLDS, None
+        verdict = Verdict.HOLDS
+    epsilon_star, delta_star = _exact_figures(pairs, result, classes, errors, epsilon)
     return Decision(
-        verdict, result.epsilon_star, result.delta_star, witness, len(certificates), within, undecided, result,
+        verdict, epsilon_star, delta_star, witness, len(walk.certificates), walk.within, walk.undecided, result,
         witness_rows,
     )
+
+
+def _bound(pairs: RowPairs, candidates: _Candidates, position: int, delta: Any) -> Any:
+    return delta if pairs.pair_delta is None else float(pairs.pair_delta[int(candidates.pair[position])])
+
+
+#: Rows an exact figure may fetch beyond those certification fetched, and row pairs it may evaluate.
+_FIGURE_ROWS = 256
+_FIGURE_GROUPS = 1024
+
+
+def _exact_figures(
+    pairs: RowPairs, result: Sweep, classes: RowClasses, errors: np.ndarray, epsilon: Any
+) -> tuple[float, float]:
+    """``(epsilon_star, delta_star)``: the sweep's float figures, replaced by exact ones where the
+    module docstring's "Exact figures" allows."""
+    epsilon_star, delta_star = result.epsilon_star, result.delta_star
+    figures, candidates = result.figures, result.candidates
+    if figures is None:
+        return epsilon_star, delta_star
+    width = 2 * figures.epsilon_margin
+    near = _near(candidates.first, candidates.second, candidates.loss, figures.near_losses, epsilon_star - width)
+    bounds = _exact_max(near, errors, classes, exact_log_ratio)
+    if bounds is not None and float(bounds[0]) == float(bounds[1]):
+        exact = max(float(bounds[1]), 0.0) + 0.0
+        if abs(exact - epsilon_star) <= width or exact == epsilon_star:  # else the sweep's premise failed
+            epsilon_star = exact
+    if pairs.pair_delta is not None:
+        return epsilon_star, delta_star
+    factor = exp_epsilon(epsilon)
+    slop = 16 * _UNIT * (abs(float(epsilon)) + 1) * factor  # the float e^eps against the claim's exact one
+    width = 2 * figures.delta_margin + slop
+    if figures.passing_best == -math.inf:
+        # No directed pair passes the loss filter: every exact value is 0 (the premise of the sweep).
+        bounds = (0, 0)
+    else:
+        near = _near(candidates.first, candidates.second, candidates.value, figures.near_values,
+                     figures.passing_best - width)
+        bounds = _exact_max(near, errors, classes, lambda p, q: exact_hockey_stick(p, q, epsilon))
+    if bounds is None or float(bounds[0]) != float(bounds[1]) or not abs(float(bounds[1]) - delta_star) <= width:
+        return epsilon_star, delta_star
+    if _is_float_claim(epsilon) and bounds[1] != 0:
+        # A float claim stands for any real within its rounding: only an exact 0 (every near-maximal
+        # pair an exact tie at the claim as certified) replaces the float figure.
+        return epsilon_star, delta_star
+    return epsilon_star, float(bounds[1]) + 0.0
+
+
+def _near(first: np.ndarray, second: np.ndarray, value: np.ndarray, others: Any, threshold: float) -> Any:
+    """The directed pairs (rows) whose float figure is at least ``threshold``: candidates and the
+    sweep's near-largest non-candidates; None when the latter are more than the sweep kept."""
+    from dpverify._sweep import FIGURE_CAP
+
+    kept = np.flatnonzero(value >= threshold)
+    o_first, o_second, o_value = others
+    extra = np.flatnonzero(o_value >= threshold)
+    if extra.size > FIGURE_CAP:
+        return None
+    return np.concatenate([first[kept], o_first[extra]]), np.concatenate([second[kept], o_second[extra]])
+
+
+def _exact_max(near: Any, errors: np.ndarray, classes: RowClasses, evaluate: Callable) -> Any:
+    """``(low, high)`` bounds of the largest exact figure over the row pairs ``near``, or None: a
+    row is a float row, more than :data:`_FIGURE_ROWS` rows or :data:`_FIGURE_GROUPS` row pairs
+    would be needed, or some pair's figure cannot be settled."""
+    if near is None or not near[0].size:
+        return None
+    first, second = near
+    if errors[first].any() or errors[second].any():
+        return None
+    both = np.concatenate([first, second])
+    ids = classes.of(both, budget=_FIGURE_ROWS)
+    if ids is None:
+        return None
+    classes_seen = len(classes.contents)
+    if classes_seen <= 2048:  # distinct pairs of classes in one pass (no sort of a million keys)
+        present = np.zeros(classes_seen * classes_seen, dtype=bool)
+        present[ids[: first.size] * classes_seen + ids[first.size :]] = True
+        groups = [divmod(key, classes_seen) for key in np.flatnonzero(present).tolist()]
+    else:
+        groups = [divmod(key, 1 << 32) for key in np.unique((ids[: first.size] << 32) | ids[first.size :]).tolist()]
+    if len(groups) > _FIGURE_GROUPS:
+        return None
+    low, high = None, None
+    for i, j in groups:
+        bounds = evaluate(classes.contents[i], classes.contents[j])
+        if bounds is None:
+            return None
+        low = bounds[0] if low is None or bounds[0] > low else low
+        high = bounds[1] if high is None or bounds[1] > high else high
+    return low, high
+
+
+def _is_float_claim(value: Any) -> bool:
+    return isinstance(value, float) or type(value).__name__ == "Float"
 
 
 def decide_pair(
@@ -447,14 +603,6 @@ def decide_pair(
         label=(dataset, neighbor).__getitem__, is_neighbor=is_neighbor, expected_pairs=1,
     )
     return decide(rows, epsilon, delta)
-
-
-def _key(distribution: Mapping) -> Any:
-    try:
-        hash(distribution)
-        return distribution
-    except TypeError:
-        return tuple(distribution.items())
 
 
 def _allowance(certificate: Any, p_error: float, q_error: float, epsilon: Any) -> float:
