@@ -112,7 +112,7 @@ def measure_item_level(
         selector = exponential_mechanism_without_half if variant == "mutant_item_level_without_half" else exponential_mechanism
         learner = ItemLevelLearner(C, family, epsilon=epsilon, selector=selector)
     result = verify(learner, records=labeled_records(domain_size), n=n, epsilon=epsilon,
-                    neighbors=_relation(neighbors, None))
+                    neighbors=_relation(neighbors, None), exchangeable="assume", seed=0)
     return _measurement(result, epsilon, hypotheses=len(learner.H.hypotheses), families=len(learner.H))
 
 
