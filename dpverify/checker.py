@@ -25,8 +25,9 @@ checked as a black box instead.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,15 @@ from dpverify.distribution import Distribution
 from dpverify.domains import check_records
 from dpverify.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
 from dpverify.errors import InvalidArgument, MechanismError
-from dpverify.evaluation import EvaluatedDistributions, call_mechanism, check_size, evaluate_blocks
+from dpverify.evaluation import (
+    EvaluatedDistributions,
+    KeptRows,
+    call_mechanism,
+    check_size,
+    evaluate_blocks,
+    nondeterministic,
+    same_distribution,
+)
 from dpverify.executors import check_picklable, open_executor
 from dpverify.neighbors import NeighborRelation, PairSet, relation
 from dpverify.progress import Progress
@@ -335,17 +344,20 @@ def _analyze(
     name = getattr(mechanism, "__name__", type(mechanism).__name__)
     seed = new_seed(seed)
     started = time.perf_counter()
-    pairs, outcomes, matrix, exact = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name)
+    pairs, outcomes, matrix, exact, kept = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name)
+    distributions = _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
     symmetry = None
     if declared:
-        # proving the declaration may cost what the run costs (at least MIN_SYMMETRY_BUDGET seconds)
+        # proving the declaration may cost what the run costs (at least MIN_SYMMETRY_BUDGET seconds);
+        # every ordering is compared with the run's own output on its multiset
         budget = max(MIN_SYMMETRY_BUDGET, time.perf_counter() - started + len(pairs) * _SECONDS_PER_PAIR)
         sizes = [n, n - 1] if rel.name == "add_remove" and n > 1 else [n]
-        symmetry = _check_symmetry(mechanism, universe, sizes, budget, seed)
+        symmetry = _check_symmetry(mechanism, universe, sizes, budget, seed, _lookup(pairs.datasets, distributions))
         if symmetry.violation is not None:
             declared = False
             check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
-            pairs, outcomes, matrix, exact = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name)
+            pairs, outcomes, matrix, exact, kept = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name)
+            distributions = _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
     expected = rel.count(len(universe), n, exchangeable=declared)
     if len(pairs) != expected:  # invariant: the enumeration matches the relation's own count
         raise AssertionError(
@@ -353,34 +365,53 @@ def _analyze(
             f"({len(universe)} records, n={n}, exchangeable={declared})"
         )
     sweep_report = meter.stage(f"checking {name}", len(pairs), "pairs")
-    distributions = EvaluatedDistributions(
-        mechanism, pairs.datasets, matrix=matrix, outcomes=outcomes, is_exact=exact,
-        relative=2 * float_error_of(mechanism),
-    )
     return Analysis(
         pairs, outcomes, distributions, matrix, declared,
         None if symmetry is None else symmetry.violation, rel, expected, exact, runner, sweep_report, symmetry, seed,
     )
 
 
+def _distributions(
+    mechanism: Any, pairs: PairSet, outcomes: list, matrix: np.ndarray, exact: np.ndarray, kept: KeptRows
+) -> EvaluatedDistributions:
+    return EvaluatedDistributions(
+        mechanism, pairs.datasets, matrix=matrix, outcomes=outcomes, is_exact=exact,
+        relative=2 * float_error_of(mechanism), kept=kept,
+    )
+
+
+def _lookup(datasets: Sequence[tuple], distributions: EvaluatedDistributions) -> Callable[[tuple], Distribution]:
+    """The run's output on a multiset (a dataset of the multiset enumeration), evaluated a second
+    time and compared with the first (see :class:`~dpverify.evaluation.EvaluatedDistributions`)."""
+    index = {dataset: i for i, dataset in enumerate(datasets)}
+
+    def output(multiset: tuple) -> Distribution:
+        return distributions[index[multiset]]
+
+    return output
+
+
 def _evaluate(
     mechanism: Any, rel: NeighborRelation, universe: Sequence[Hashable], n: int, declared: bool, evaluator: Any,
     meter: Progress, name: str,
-) -> tuple[PairSet, list, np.ndarray, np.ndarray]:
+) -> tuple[PairSet, list, np.ndarray, np.ndarray, KeptRows]:
     pairs = rel.pairs(universe, n, exchangeable=declared)
     report = meter.stage(f"evaluating {name}", len(pairs.datasets), "datasets")
-    outcomes, matrix, exact = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
-    return pairs, outcomes, matrix, exact
+    outcomes, matrix, exact, kept = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
+    return pairs, outcomes, matrix, exact, kept
 
 
 def _check_symmetry(
-    mechanism: Any, universe: Sequence[Hashable], sizes: list[int], budget: float, seed: int
+    mechanism: Any, universe: Sequence[Hashable], sizes: list[int], budget: float, seed: int,
+    reference: Callable[[tuple], Distribution] | None = None,
 ) -> SymmetryCheck:
-    """The declaration checked at every dataset size the relation compares (one budget shared)."""
+    """The declaration checked at every dataset size the relation compares (one budget shared),
+    each ordering against ``reference`` (the run's output on its multiset)."""
     relative = 2 * float_error_of(mechanism)
     checks = []
     for size in sizes:
-        check = exchangeability_check(mechanism, universe, size, budget=budget / len(sizes), seed=seed, relative=relative)
+        check = exchangeability_check(mechanism, universe, size, budget=budget / len(sizes), seed=seed,
+                                      relative=relative, reference=reference)
         checks.append(check)
         if check.violation is not None:
             return check
@@ -461,6 +492,11 @@ def verify(
         analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner, seed)
         try:
             decision = claimed.decide(_certifiable(analysis, mechanism, declared_error))
+            decision, refuted = _ordered_witness(analysis, decision, claimed, mechanism, declared_error)
+            if refuted is not None:  # the witness's orderings disagree: every ordered dataset decides
+                analysis = _analyze(mechanism, records, n, neighbors, False, max_pairs, meter, runner, analysis.seed)
+                analysis.symmetry, analysis.symmetry_violation = refuted, refuted.violation
+                decision = claimed.decide(_certifiable(analysis, mechanism, declared_error))
         finally:
             meter.close()
         analysis.executor = None
@@ -524,7 +560,92 @@ def _certifiable(analysis: Analysis, mechanism: Any, declared: float | None) -> 
         _check_float_row(mechanism, datasets[index], analysis.matrix[index], columns, exact, rho)
         return exact
 
-    return analysis.row_pairs(exact_row=exact_row, row_error=0.0)
+    rows = analysis.row_pairs(exact_row=exact_row, row_error=0.0)
+    rows.matrix_error = rho  # the floats that choose the pairs to certify carry their rounding
+    return rows
+
+
+def _ordered_witness(
+    analysis: Analysis, decision: Any, claimed: Claim, mechanism: Any, declared: float | None
+) -> tuple[Any, SymmetryCheck | None]:
+    """A witness over multisets as an ordered neighbour pair, its outputs evaluated.
+
+    Over multisets a witness is two sorted datasets, e.g. ``(0, 0, 1, 2)`` and ``(0, 1, 2, 2)``,
+    which as ordered datasets differ in more than one place. Its neighbour is realigned to the
+    ordering that differs from the dataset in one place (``(2, 0, 1, 2)``) and evaluated there: the
+    same output keeps the witness (now a real ordered pair); another output is decided afresh on
+    the ordered pair, so a VIOLATED witness never rests on the declaration, proved or not. Another
+    output that does not violate either sends the run to every ordered dataset: the returned check
+    carries the violation of the declaration (outputs beyond rounding apart), or the declaration's
+    own check (outputs within rounding of each other).
+    """
+    witness = decision.witness
+    if witness is None or not analysis.exchangeable or analysis.relation is None:
+        return decision, None
+    dataset, neighbor = tuple(witness.dataset), tuple(witness.neighbor)
+    ordered = _realigned(dataset, neighbor)
+    if ordered == neighbor:
+        return decision, None
+    if not analysis.relation.is_neighbor(dataset, ordered, exchangeable=False):
+        raise AssertionError(
+            f"internal error: the realigned witness {dataset!r} vs {ordered!r} is not an ordered neighbour pair"
+        )
+    index = {d: i for i, d in enumerate(analysis.pairs.datasets)}
+    exact_of = getattr(mechanism, "exact_distribution", None)
+    method = None if exact_of is None else "exact_distribution"
+    rho = float_error_of(mechanism) if declared is None else declared
+    seen = analysis.distributions[index[neighbor]]
+    found = call_mechanism(mechanism, ordered)
+    same = dict(found) == dict(seen) and (
+        method is None or call_mechanism(mechanism, ordered, method) == call_mechanism(mechanism, neighbor, method)
+    )
+    if same:
+        return replace(decision, witness=replace(witness, neighbor=ordered)), None
+    if decision.verdict is not Verdict.VIOLATED:  # a near pair (within rounding) shown as found
+        return decision, None
+    first = analysis.distributions[index[dataset]]
+    outputs = [first, found]
+    exact = outputs if method is None else [call_mechanism(mechanism, d, method) for d in (dataset, ordered)]
+    outcomes = list(dict.fromkeys([*first, *found]))
+    matrix = np.array([[float(d.get(o, 0)) for o in outcomes] for d in outputs])
+    errors = [0.0 if method is not None or d.is_exact else rho for d in outputs]
+    rel = analysis.relation
+    rows = RowPairs(
+        matrix, np.array([0]), np.array([1]), outcomes=outcomes, exact_row=exact.__getitem__, row_error=errors,
+        label=(dataset, ordered).__getitem__, expected_pairs=1,
+        is_neighbor=lambda a, b: rel.is_neighbor(a, b, exchangeable=False),
+        matrix_error=0.0 if method is None else rho,
+    )
+    again = claimed.decide(rows)
+    if again.verdict is Verdict.VIOLATED:
+        # the ordered pair violates on its own: the verdict needs no exchangeability
+        return replace(decision, witness=again.witness), None
+    again_found = call_mechanism(mechanism, ordered)
+    if not same_distribution(found, again_found, 2 * rho):
+        raise nondeterministic(mechanism, ordered, found, again_found)
+    check = analysis.symmetry
+    if same_distribution(seen, found, 2 * rho):
+        # the two orderings agree up to rounding, yet only the multiset row is certified to violate:
+        # not a refutation; the ordered datasets decide (the declaration's status is kept)
+        return decision, check or SymmetryCheck(None, False, 0, 0, analysis.seed or 0)
+    violation = SymmetryViolation(neighbor, ordered, seen, found)
+    return decision, SymmetryCheck(violation, False, 0 if check is None else check.datasets,
+                                   0 if check is None else check.samples, analysis.seed or 0)
+
+
+def _realigned(dataset: tuple, neighbor: tuple) -> tuple:
+    """The ordering of the multiset ``neighbor`` closest to ``dataset``: same size, the one record
+    that differs put where ``dataset`` has the record it lacks; other sizes are returned as given
+    (a sorted multiset with one record removed or added is an ordered neighbour of the sorted one)."""
+    if len(dataset) != len(neighbor):
+        return neighbor
+    extra = Counter(dataset) - Counter(neighbor)
+    added = Counter(neighbor) - Counter(dataset)
+    if sum(extra.values()) != 1 or sum(added.values()) != 1:
+        return neighbor
+    (removed,), (put,) = extra, added
+    position = dataset.index(removed)
+    return dataset[:position] + (put,) + dataset[position + 1 :]
 
 
 def _check_float_row(

@@ -341,4 +341,6 @@ def _project(pairs: RowPairs, views: list[dict]) -> RowPairs:
         progress=pairs.progress, symmetric=pairs.symmetric, exact_row=exact_row, row_error=np.tile(projected_errors, len(views)),
         label=lambda index: pairs.name(index % rows), is_neighbor=pairs.is_neighbor,
         expected_pairs=None if pairs.expected_pairs is None else pairs.expected_pairs * len(views),
+        matrix_error=(pairs.matrix_error + sum_error + pairs.matrix_error * sum_error) * (1 + 2.0**-40)
+        if pairs.matrix_error else 0.0,
     )

@@ -182,6 +182,10 @@ class RowPairs:
             arrays, the source is made from them.
         executor: where the sweep runs (:mod:`dpverify.executors`; None: serially here).
         progress: called as ``progress(pairs_done, pairs_total)`` while the sweep runs.
+        matrix_error: the relative error of the float ``matrix`` itself when it exceeds
+            ``row_error`` — rows certified from exact values (``exact_row``) whose floats were computed
+            apart from them: the sweep must widen its margin by it, or a pair the floats put just
+            under the claim would never be certified.
     """
 
     matrix: np.ndarray
@@ -199,6 +203,7 @@ class RowPairs:
     source: Any = None
     executor: Any = None
     progress: Callable[[int, int], None] | None = None
+    matrix_error: float = 0.0
 
     def __post_init__(self) -> None:
         from dpverify.pair_sources import as_source
@@ -456,7 +461,7 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
     figures are exact where the module docstring's "Exact figures" says so.
     """
     errors = pairs.errors()
-    largest = float(errors.max(initial=0.0))
+    largest = max(float(errors.max(initial=0.0)), pairs.matrix_error)
     result = sweep(pairs, float(epsilon), claim_delta=float(delta), error=largest)
     # (with pair_delta the sweep compares each pair with its own delta)
     candidates = result.candidates

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -134,15 +135,50 @@ def _vectorised(mechanism: Any, block: Sequence[tuple]) -> tuple[list, np.ndarra
     return outcomes, matrix, np.zeros(len(datasets), dtype=bool)
 
 
-def _evaluate_block(block: Sequence[tuple], shared: Any) -> tuple[list, np.ndarray, np.ndarray]:
-    """One block: ``(outcomes in order of first appearance, float64 rows, exact flags)``."""
+#: Distinct exact outputs kept from the first evaluation, per block and in all: certification reads
+#: exact rows from them instead of running the mechanism again (rows beyond the caps are re-run).
+KEEP_PER_BLOCK = 256
+KEEP_TOTAL = 65_536
+
+
+class _Interned:
+    """Distinct exact outputs, found by their float row first (cheap to hash) and then compared
+    exactly (rows whose floats agree may differ exactly); at most ``cap`` of them."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.contents: list[Distribution] = []
+        self._by_floats: dict[tuple, list[int]] = {}
+
+    def add(self, floats: tuple, dist: Distribution) -> int:
+        """The id of ``dist`` (added if new), or -1 when the cap is reached."""
+        same = self._by_floats.get(floats)
+        if same is not None:
+            for found in same:
+                if self.contents[found] == dist:
+                    return found
+        if len(self.contents) >= self.cap:
+            return -1
+        self.contents.append(dist)
+        self._by_floats.setdefault(floats, []).append(len(self.contents) - 1)
+        return len(self.contents) - 1
+
+
+def _evaluate_block(
+    block: Sequence[tuple], shared: Any
+) -> tuple[list, np.ndarray, np.ndarray, list[Distribution], np.ndarray]:
+    """One block: ``(outcomes in order of first appearance, float64 rows, exact flags, kept exact
+    outputs, the kept output of each row or -1)``."""
     mechanism = shared["mechanism"]
     if getattr(mechanism, "distributions", None) is not None:
-        return _vectorised(mechanism, block)
+        outcomes, floats, flags = _vectorised(mechanism, block)
+        return outcomes, floats, flags, [], np.full(len(flags), -1, dtype=np.int32)
     index: dict[Hashable, int] = {}
     rows: list[list[tuple[int, float]]] = []
     exact = []
-    for dataset in block:
+    kept = _Interned(KEEP_PER_BLOCK)
+    ids = np.full(len(block), -1, dtype=np.int32)
+    for i, dataset in enumerate(block):
         dist = call_mechanism(mechanism, dataset)
         row = []
         for outcome, probability in dist.items():
@@ -150,21 +186,37 @@ def _evaluate_block(block: Sequence[tuple], shared: Any) -> tuple[list, np.ndarr
             row.append((column, float(probability)))
         rows.append(row)
         exact.append(dist.is_exact)
+        if dist.is_exact:
+            ids[i] = kept.add(tuple(row), dist)
     matrix = np.zeros((len(rows), len(index)))
     for i, row in enumerate(rows):
         for column, probability in row:
             matrix[i, column] = probability
-    return list(index), matrix, np.array(exact, dtype=bool)
+    return list(index), matrix, np.array(exact, dtype=bool), kept.contents, ids
+
+
+@dataclass(frozen=True)
+class KeptRows:
+    """Exact outputs kept from the first evaluation: row ``i``'s is ``contents[ids[i]]`` (-1: not kept)."""
+
+    contents: list[Distribution]
+    ids: np.ndarray
+
+    def get(self, row: int) -> Distribution | None:
+        found = int(self.ids[row])
+        return None if found < 0 else self.contents[found]
 
 
 def evaluate_blocks(
     mechanism: Any, datasets: Sequence[tuple], runner: Any, progress: Callable[[int, int], None] | None = None
-) -> tuple[list, np.ndarray, np.ndarray]:
+) -> tuple[list, np.ndarray, np.ndarray, KeptRows]:
     """Every dataset's output row, evaluated in blocks on ``runner`` and merged in block order.
 
     Returns:
-        ``(outcomes, matrix, is_exact)``: outcome labels in order of first appearance, the float64
-        matrix (one row per dataset) and whether each row's values were exact.
+        ``(outcomes, matrix, is_exact, kept)``: outcome labels in order of first appearance, the
+        float64 matrix (one row per dataset), whether each row's values were exact, and the
+        distinct exact outputs kept (up to :data:`KEEP_PER_BLOCK` per block, :data:`KEEP_TOTAL` in
+        all) for certification.
     """
     from dpverify.executors import Shared
 
@@ -181,33 +233,47 @@ def evaluate_blocks(
     blocks = [datasets[start:stop] for start, stop in bounds]
     parts = runner.map(_evaluate_block, blocks, Shared({}, {"mechanism": mechanism}), finished)
     outcome_index: dict[Hashable, int] = {}
-    for outcomes, _, _ in parts:
+    for outcomes, *_ in parts:
         for outcome in outcomes:
             outcome_index.setdefault(outcome, len(outcome_index))
     matrix = np.zeros((total, len(outcome_index)))
     exact = np.zeros(total, dtype=bool)
-    for (start, stop), (outcomes, rows, flags) in zip(bounds, parts):
+    kept = _Interned(KEEP_TOTAL)
+    ids = np.full(total, -1, dtype=np.int32)
+    for (start, stop), (outcomes, rows, flags, contents, local) in zip(bounds, parts):
         columns = np.array([outcome_index[o] for o in outcomes], dtype=np.int64)
         if columns.size:
             matrix[start:stop, columns] = rows
         exact[start:stop] = flags
-    return list(outcome_index), matrix, exact
+        if contents:
+            first = {int(i): row for row, i in zip(range(stop - start), local.tolist()) if i >= 0}  # one row per id
+            merged = np.array([
+                kept.add(tuple(sorted((k, v) for k, v in zip(columns.tolist(), rows[first[i]].tolist()) if v != 0)),
+                         content)
+                for i, content in enumerate(contents)
+            ], dtype=np.int32)
+            ids[start:stop] = np.where(local >= 0, merged[np.maximum(local, 0)], -1)
+    return list(outcome_index), matrix, exact, KeptRows(kept.contents, ids)
 
 
 class EvaluatedDistributions(Sequence):
-    """``distributions[i]``: the mechanism's validated output on ``datasets[i]``, computed when
-    asked (and kept): certification reads only the rows of its candidate pairs.
+    """``distributions[i]``: the mechanism's validated output on ``datasets[i]``: the exact output
+    kept from the first evaluation (``kept``), else computed when asked (and kept): certification
+    reads only the rows of its candidate pairs.
 
     Given the float ``matrix`` of the first evaluation (columns ``outcomes``), every row computed
     here is a *second* call on its dataset and is compared with the first: a mechanism whose two
     outputs differ (beyond the rounding ``relative`` of float rows; exact rows exactly) raises
-    :class:`NondeterministicMechanism`. :meth:`recheck` runs that comparison on more rows.
+    :class:`NondeterministicMechanism`. :meth:`recheck` runs that comparison on the rows it is
+    given (kept ones included).
     """
 
     def __init__(
         self, mechanism: Any, datasets: Sequence[tuple], *, matrix: np.ndarray | None = None,
         outcomes: Sequence[Hashable] | None = None, relative: float = 0.0, is_exact: np.ndarray | None = None,
+        kept: KeptRows | None = None,
     ) -> None:
+        self._kept = kept
         self._mechanism = mechanism
         self._datasets = datasets
         self._cache: dict[int, Distribution] = {}
@@ -227,9 +293,14 @@ class EvaluatedDistributions(Sequence):
             index += len(self)
         found = self._cache.get(index)
         if found is None:
-            dataset = self._datasets[index]
-            found = self._cache[index] = call_mechanism(self._mechanism, dataset)
-            self._compare(index, found)
+            found = self._kept.get(index) if self._kept is not None else None
+            if found is None:
+                found = self._again(index)
+        return found
+
+    def _again(self, index: int) -> Distribution:
+        found = self._cache[index] = call_mechanism(self._mechanism, self._datasets[index])
+        self._compare(index, found)
         return found
 
     def _compare(self, index: int, second: Distribution) -> None:
@@ -254,7 +325,8 @@ class EvaluatedDistributions(Sequence):
         """Evaluate the rows ``indices`` a second time (those not yet re-evaluated) and compare
         them with the first evaluation; returns how many rows have been re-evaluated in all."""
         for index in indices:
-            self[int(index)]
+            if int(index) not in self._cache:
+                self._again(int(index))
         return self.rechecked
 
 

@@ -488,6 +488,12 @@ _COVER_FIX = (
 )
 
 
+def _cover_budget(seconds: float) -> float:
+    """Seconds the lemma of a cover may be tested for: as long as the cover's own run, at least
+    :data:`MIN_COVER_BUDGET`."""
+    return max(MIN_COVER_BUDGET, seconds)
+
+
 def _check_cover(
     result: PairsResult, mechanism: Any, cover: InputPairs, epsilon: Any, delta: Any, declared: float | None,
     *, accept: bool, seed: int,
@@ -502,7 +508,7 @@ def _check_cover(
     chosen = {frozenset(pair) for pair in cover}
     rest = [pair for pair in full if frozenset(pair) not in chosen]
     order = np.random.default_rng(seed).permutation(len(rest)).tolist()
-    budget = max(MIN_COVER_BUDGET, result.seconds)
+    budget = _cover_budget(result.seconds)
     started = time.perf_counter()
     tested, size, worst = 0, 16, None
     while tested < len(rest) and (tested == 0 or time.perf_counter() - started < budget):

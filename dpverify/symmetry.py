@@ -77,7 +77,7 @@ class SymmetryCheck:
     Attributes:
         violation: a counterexample, or None.
         proved: every ordering was compared with the output on its multiset.
-        datasets: how many datasets were evaluated.
+        datasets: how many orderings were compared (all of them when proved), or evaluations when sampled.
         samples: how many random datasets were tested (0 when proved on every ordering).
         seed: the seed of the random sample.
     """
@@ -128,6 +128,7 @@ class _Comparer:
 
 def exchangeability_check(
     mechanism: Mechanism, records: Sequence[Hashable], n: int, *, budget: float, seed: int, relative: float = 0.0,
+    reference: Callable[[tuple], Distribution] | None = None,
 ) -> SymmetryCheck:
     """Prove or test a declared exchangeability within ``budget`` seconds.
 
@@ -140,6 +141,11 @@ def exchangeability_check(
     test, not a proof. Float outputs agree within ``relative`` of the larger value (the rounding of
     one computation done in another order); exact ones exactly.
 
+    ``reference(multiset)`` gives the run's own output on a multiset (its datasets sorted in
+    ``records`` order); every ordering is then compared with what the verdict reads, so a mechanism
+    whose outputs change between the run and the check is caught (and the sorted ordering itself,
+    evaluated by the run, is not evaluated again). Without it, the first ordering met is the reference.
+
     Raises:
         MechanismError: the mechanism raised.
         NondeterministicMechanism: the mechanism gave two outputs for one dataset.
@@ -148,26 +154,36 @@ def exchangeability_check(
     started = time.perf_counter()
     total = len(records) ** n
     position = {r: i for i, r in enumerate(records)}
-    reference: dict[tuple, Distribution] = {}
+    seen: dict[tuple, Distribution] = {}
     for count, dataset in enumerate(itertools.product(records, repeat=n)):
         if total > EXHAUSTIVE_SYMMETRY_LIMIT and (count == 64 or (count > 64 and count % 4096 == 0)):
             elapsed = time.perf_counter() - started
             if elapsed / count * total > budget:
                 break
         key = tuple(sorted(dataset, key=position.__getitem__))
+        first = seen.get(key)
+        if first is None and reference is not None:
+            first = seen[key] = reference(key)
+            if key == dataset:
+                continue
         dist = compare(dataset)
-        if key not in reference:
-            reference[key] = dist
-        elif not compare.same(reference[key], dist):
-            return SymmetryCheck(compare.violation(key, dataset, reference[key], dist), False, compare.evaluations, 0, seed)
+        if first is None:
+            seen[key] = dist
+        elif not compare.same(first, dist):
+            return SymmetryCheck(compare.violation(key, dataset, first, dist), False, compare.evaluations, 0, seed)
     else:
-        return SymmetryCheck(None, True, compare.evaluations, 0, seed)
+        return SymmetryCheck(None, True, total, 0, seed)  # every ordering compared (the sorted ones are the run's)
     rng = random.Random(seed)
     samples = 0
     while samples < _MAX_SAMPLES and (samples < _MIN_SAMPLES or time.perf_counter() - started < budget):
         dataset = tuple(rng.choice(records) for _ in range(n))
         samples += 1
         base = compare(dataset)
+        if reference is not None:
+            key = tuple(sorted(dataset, key=position.__getitem__))
+            if not compare.same(reference(key), base):
+                return SymmetryCheck(compare.violation(key, dataset, reference(key), base), False, compare.evaluations,
+                                     samples, seed)
         for permuted in _orderings(dataset, rng):
             other = compare(permuted)
             if not compare.same(base, other):

@@ -15,6 +15,7 @@ import random
 from fractions import Fraction
 
 import pytest
+import sympy
 
 import dpverify.checker as checker
 import dpverify.input_pairs as input_pairs
@@ -219,9 +220,9 @@ def test_a_lying_cover_is_refuted_with_a_real_witness():
 
 
 def test_a_cover_not_fully_tested_is_undecided_unless_accepted(monkeypatch):
-    monkeypatch.setattr(input_pairs, "MIN_COVER_BUDGET", 0.0)
+    monkeypatch.setattr(input_pairs, "_cover_budget", lambda seconds: 0.0)
     # 8 inputs, 28 pairs; the lying cover keeps 1 and the first batch tests 16 of the other 27
-    # (their losses are 0, like the cover's); then the budget (the cover's own time) is spent.
+    # (their losses are 0, like the cover's); then the budget (zero here) is spent.
     mechanism = Table(None, honest=False)
     cover = covering_pairs(_all_pairs(8), mechanism)
     result = verify_pairs(mechanism, pairs=cover, epsilon=0, seed=0)
@@ -232,6 +233,95 @@ def test_a_cover_not_fully_tested_is_undecided_unless_accepted(monkeypatch):
     assert accepted.verdict is Verdict.HOLDS and accepted.assuming.startswith("assuming the pair cover's")
     assert "of the 27 pairs outside the cover" in accepted.assuming
 
+
+
+# -- witnesses over multisets are ordered neighbour pairs -----------------------------------------
+
+
+def _unaligned(dataset):
+    """Exchangeable; only the multisets A = {0,0,1,2} and B = {0,1,2,2} leak against each other:
+    M(A) = (2/3, 1/3), M(B) = (1/3, 2/3), every other multiset (1/2, 1/2)."""
+    key = tuple(sorted(dataset))
+    if key == (0, 0, 1, 2):
+        return {0: Fraction(2, 3), 1: Fraction(1, 3)}
+    if key == (0, 1, 2, 2):
+        return {0: Fraction(1, 3), 1: Fraction(2, 3)}
+    return {0: Fraction(1, 2), 1: Fraction(1, 2)}
+
+
+def test_a_multiset_witness_is_reported_as_an_ordered_neighbour_pair():
+    # 3 records, n = 4: 81 orderings (proved). At r = 3/2 only A-B violates: on S = {0},
+    # 2/3 - 3/2 * 1/3 = 1/6 > 0. As sorted tuples A and B differ in three places; the witness names
+    # A and the ordering of B that replaces one 0 of A by a 2: (2, 0, 1, 2).
+    result = verify(exchangeable(_unaligned), records=range(3), n=4, epsilon=sympy.log(sympy.Rational(3, 2)), seed=0)
+    w = result.witness
+    assert result.verdict is Verdict.VIOLATED and result.exchangeable
+    assert sum(a != b for a, b in zip(w.dataset, w.neighbor)) == 1, (w.dataset, w.neighbor)
+    assert {tuple(sorted(w.dataset)), tuple(sorted(w.neighbor))} == {(0, 0, 1, 2), (0, 1, 2, 2)}
+    assert (w.p, w.q) == (Fraction(2, 3), Fraction(1, 3)) and result.delta == pytest.approx(1 / 6, rel=1e-15)
+
+
+def test_an_ordering_that_breaks_the_declaration_at_the_witness_sends_the_run_to_every_ordering(monkeypatch):
+    # The declaration is unproved (the proof is given no budget and tests 200 random datasets) and
+    # false on exactly the ordering the witness would use: (2, 0, 1, 2) outputs 1/2-1/2 while its
+    # multiset B outputs (1/3, 2/3). The realigned witness does not violate, the outputs disagree:
+    # the declaration is refuted and every ordered dataset decides (A = (0, 0, 1, 2) against the
+    # ordering (0, 2, 1, 2) of B, one place apart, still violates by 1/6).
+    def lying(dataset):
+        if dataset == (2, 0, 1, 2):
+            return {0: Fraction(1, 2), 1: Fraction(1, 2)}
+        return _unaligned(dataset)
+
+    monkeypatch.setattr("dpverify.symmetry.EXHAUSTIVE_SYMMETRY_LIMIT", 64)
+    original = checker._check_symmetry
+    monkeypatch.setattr(checker, "_check_symmetry", lambda m, u, s, budget, seed, *ref: original(m, u, s, 0.0, seed))
+    result = verify(exchangeable(lying), records=range(3), n=4, epsilon=sympy.log(sympy.Rational(3, 2)), seed=0)
+    assert result.verdict is Verdict.VIOLATED and not result.exchangeable
+    assert result.symmetry_violation is not None
+    assert result.symmetry_violation.permuted == (2, 0, 1, 2)
+    assert [a.status for a in result.assumptions] == [Status.REFUTED]
+    w = result.witness
+    assert sum(a != b for a, b in zip(w.dataset, w.neighbor)) == 1
+    assert result.pairs == 3**4 * 4 * 2 // 2  # every ordered substitute pair: 324
+
+
+def test_a_mechanism_that_changes_between_the_run_and_the_symmetry_proof_is_nondeterministic():
+    # The first call on each dataset gives (1/2, 1/2), every later call (2/3, 1/3): the run's
+    # matrix holds the first outputs, the proof's reference (the multiset re-evaluated) the later
+    # ones. Comparing each ordering with what the verdict reads catches it.
+    calls: dict = {}
+
+    def changing(dataset):
+        calls[dataset] = calls.get(dataset, 0) + 1
+        if calls[dataset] == 1:
+            return {0: Fraction(1, 2), 1: Fraction(1, 2)}
+        return {0: Fraction(2, 3), 1: Fraction(1, 3)}
+
+    with pytest.raises(NondeterministicMechanism, match="two different distributions"):
+        verify(exchangeable(changing), records=range(3), n=2, epsilon=0, seed=0)
+
+
+def test_exact_distribution_rows_are_certified_even_where_their_floats_tie():
+    # Floats 0.5/0.5 everywhere; exactly, dataset (1,) puts 1/2 + 1e-12 on "a". At eps = 0 and
+    # delta = 1e-13 the pair ((0,), (1,)) violates by 1e-12 - 1e-13 = 9e-13 > 0 (exact values). The
+    # floats agree with the exact values within their rounding (1e-12 relative << the float error),
+    # so only a sweep whose margin carries the float error certifies this pair.
+    tiny = Fraction(1, 10**12)
+
+    class Nearly:
+        float_relative_error = 1e-9
+
+        def __call__(self, dataset):
+            return {"a": 0.5, "b": 0.5}
+
+        def exact_distribution(self, dataset):
+            if dataset == (1,):
+                return {"a": Fraction(1, 2) + tiny, "b": Fraction(1, 2) - tiny}
+            return {"a": Fraction(1, 2), "b": Fraction(1, 2)}
+
+    result = verify(Nearly(), records=(0, 1), n=1, epsilon=0, delta=Fraction(1, 10**13))
+    assert result.verdict is Verdict.VIOLATED
+    assert result.witness.p - result.witness.q == tiny
 
 # -- the pytest plugin says what it assumes -------------------------------------------------------
 
