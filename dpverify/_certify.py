@@ -582,6 +582,7 @@ class RowClasses:
         self.ids = np.full(rows, -1, dtype=np.int64)
         self.contents: list[Mapping] = []
         self.errors: list[float] = []
+        self.first_rows: list[int] = []  # the row each class was first read from
         self._index: dict[tuple, int] = {}
 
     def of(self, rows: np.ndarray, budget: int | None = None) -> np.ndarray | None:
@@ -604,6 +605,7 @@ class RowClasses:
                     found = self._index[key] = len(self.contents)
                     self.contents.append(content)
                     self.errors.append(error)
+                    self.first_rows.append(row)
                 self.ids[row] = found
         return self.ids[rows]
 

@@ -95,10 +95,12 @@ class VerificationResult:
             undecided pair.
         verdict: the state — HOLDS (certified), HOLDS_WITHIN_ROUNDING (no violation beyond the
             float error the outputs carry), VIOLATED (certified witness), UNDECIDED.
-        epsilon: the worst-case pure privacy loss eps* over all pairs (float64; ``math.inf``
-            when some outcome has P > 0 = Q).
-        delta: the worst-case delta at the claimed epsilon (float64 hockey-stick maximum); nan where
-            it is not computed (continuous outputs are decided for pure claims only).
+        epsilon: the worst-case pure privacy loss eps* over all pairs (``math.inf`` when some
+            outcome has P > 0 = Q): the exact value correctly rounded where the pairs near the
+            maximum are exact rows (:mod:`dpverify.engine`, "Exact figures"), else the float64 maximum.
+        delta: the worst-case delta at the claimed epsilon (hockey-stick maximum), rounded the same
+            way — exactly 0.0 at an exact tie; nan where it is not computed (continuous outputs are
+            decided for pure claims only).
         witness: a certified :class:`Witness` when VIOLATED; the closest pair (marked
             ``within_rounding``) when HOLDS_WITHIN_ROUNDING; else None.
         pairs: number of unordered neighbouring pairs checked.
@@ -674,14 +676,16 @@ def _check_float_row(
 
 
 def _recheck(analysis: Analysis, decision: Any) -> int:
-    """Evaluate every certified and witness dataset (certification already ran the mechanism a
-    second time on those it read) and a random sample of the rest a second time; a dataset whose
-    two outputs differ raises :class:`~dpverify.errors.NondeterministicMechanism`."""
+    """Evaluate a second time: both witness datasets, one dataset of every distinct exact row
+    certification read (the others have the same first output, kept from the first evaluation),
+    and a random sample of the rest; a dataset whose two outputs differ raises
+    :class:`~dpverify.errors.NondeterministicMechanism`."""
     distributions = analysis.distributions
     if not isinstance(distributions, EvaluatedDistributions):
         return 0
     rows = len(analysis.pairs.datasets)
-    wanted = list(decision.witness_rows or ())
+    # (a projected claim's rows are the datasets' rows tiled: row v * rows + r is dataset r)
+    wanted = [row % rows for row in (*(decision.witness_rows or ()), *decision.read_rows)]
     rng = np.random.default_rng(analysis.seed)
     wanted.extend(rng.choice(rows, size=min(rows, DETERMINISM_SAMPLE), replace=False).tolist())
     return distributions.recheck(wanted)

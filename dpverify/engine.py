@@ -434,6 +434,7 @@ class Decision:
             allows, else the float64 maxima of ``sweep`` (which also names the pairs attaining them).
         witness: certified for VIOLATED; the closest pair for HOLDS_WITHIN_ROUNDING; else None.
         certified_pairs: distinct row pairs certified (equal exact rows and error: one certificate).
+        read_rows: one row of every distinct exact row that certification or the figures read.
         within_rounding_pairs, undecided_pairs: how many candidates ended in those states.
     """
 
@@ -446,6 +447,7 @@ class Decision:
     undecided_pairs: int
     sweep: Sweep
     witness_rows: tuple[int, int] | None = None
+    read_rows: tuple[int, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -493,7 +495,7 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
     epsilon_star, delta_star = _exact_figures(pairs, result, classes, errors, epsilon)
     return Decision(
         verdict, epsilon_star, delta_star, witness, len(walk.certificates), walk.within, walk.undecided, result,
-        witness_rows,
+        witness_rows, tuple(classes.first_rows),
     )
 
 
