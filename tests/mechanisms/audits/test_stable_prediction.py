@@ -130,20 +130,28 @@ def test_stability_matches_core_analyze():
     assert m.holds is True
 
 
-def test_flip_prediction_matches_core_verify():
-    # eps = 4/5, alpha = 1/4: gamma = 1/10; outline at n = 20: |T| = 1, EM at 1/40.
+@pytest.mark.parametrize(("epsilon", "alpha", "n", "em_privacy"), [
+    # eps = 9/10, alpha = 2/5: gamma = 9/50; outline at n = 12: |T| = 1, EM at 9/200 (eps* 0.0234; about 5 s,
+    # the exchangeability sample's budget): the default twin of the audit row's own instance below.
+    (Fraction(9, 10), Fraction(2, 5), 12, Fraction(9, 200)),
+    # eps = 4/5, alpha = 1/4: gamma = 1/10; outline at n = 20: |T| = 1, EM at 1/40 (about 25 s: each of the
+    # exchangeability sample's datasets has 190 transpositions).
+    pytest.param(Fraction(4, 5), Fraction(1, 4), 20, Fraction(1, 40), marks=pytest.mark.slow),
+], ids=["n12", "n20"])
+def test_flip_prediction_matches_core_verify(epsilon, alpha, n, em_privacy):
     cc = thresholds(2)
-    parameters = flip_parameters(Fraction(4, 5), Fraction(1, 4), 20)
-    assert (parameters.n_prime, parameters.em_privacy) == (1, Fraction(1, 40))
-    m = measure_flip_prediction(domain_size=2, n=20, epsilon=Fraction(4, 5), alpha=Fraction(1, 4))
+    parameters = flip_parameters(epsilon, alpha, n)
+    assert (parameters.n_prime, parameters.em_privacy) == (1, em_privacy)
+    m = measure_flip_prediction(domain_size=2, n=n, epsilon=epsilon, alpha=alpha)
     worst = 0.0
     for x in range(2):
-        stable = _exchangeable(lambda S, x=x: a_sta_reference(cc, S, x, n_prime=1, em_privacy=Fraction(1, 40)))
-        # 4**20 orderings cannot all be checked: the declaration is accepted (tested on a sample)
-        result = verify(label_flip(stable, alpha=0.25), records=labeled_records(2), n=20, epsilon=0.8,
+        stable = _exchangeable(lambda S, x=x: a_sta_reference(cc, S, x, n_prime=1, em_privacy=em_privacy))
+        # 4**n orderings cannot all be checked: the declaration is accepted (tested on a sample)
+        result = verify(label_flip(stable, alpha=float(alpha)), records=labeled_records(2), n=n, epsilon=float(epsilon),
                         exchangeable="assume", seed=0)
         assert result.holds
         worst = max(worst, result.epsilon)
+    assert worst > 0  # the flip does not wash the stable learner out (alpha = 1/2 would: eps* = 0)
     assert m.epsilon_star == pytest.approx(worst, abs=1e-12)
 
 
