@@ -28,15 +28,44 @@ def cases():
     return item_level.cases() + user_level.cases()
 
 
-@pytest.fixture(scope="module")
-def rows():
+# The rows the default run leaves to the slow full audit (issue 17: about 17 s of its 40 s). Each one's bug class is still
+# caught by default: (claim, mechanism, parameters it has) -> where.
+SLOW_ONLY_ROWS = {
+    # output h only: post-processing of the (eta^, h) row, which runs; test_user_level.py::
+    # test_reveal_estimate_is_a_refinement checks the marginal
+    ("C15", "user_level_learner", (("reveal_estimate", False),)),
+    # 3 users: the n = 2 rows (replace-one, mixture, add/remove) run the same learner
+    ("C15", "user_level_learner", (("n", 3), ("epsilon", 1))),
+    # both mutants caught at this very instance by test_user_level.py::test_user_level_claim_holds_and_mutants_are_caught
+    ("C15", "mutant_user_level_half_noise", ()),
+    ("C15", "mutant_user_level_without_composition", ()),
+}
+
+
+def _slow_only(case) -> bool:
+    return any(case.claim == claim and case.mechanism == mechanism
+               and all(case.parameters.get(k) == v for k, v in parameters)
+               for claim, mechanism, parameters in SLOW_ONLY_ROWS)
+
+
+def _run(selected):
     started = time.perf_counter()
-    result = run_audit(cases())
+    result = run_audit(selected)
     return result, time.perf_counter() - started
 
 
-def test_every_row_as_expected_and_fast(rows):
-    result, seconds = rows
+@pytest.fixture(scope="module")
+def rows():
+    """Every row but SLOW_ONLY_ROWS (about 25 s): all those the value checks below read, and the rest."""
+    return _run([case for case in cases() if not _slow_only(case)])
+
+
+@pytest.fixture(scope="module")
+def all_rows():
+    return _run(cases())
+
+
+def _check_rows(result):
     assert {r.case.claim for r in result} == {"C14", "C15", "C16"}
     for row in result:
         assert row.as_expected, (row.case.mechanism, row.case.instance, row.measurement)
@@ -44,7 +73,22 @@ def test_every_row_as_expected_and_fast(rows):
             assert row.measurement.holds is (not row.case.expect_violation)
         if row.measurement.holds is False:
             assert row.measurement.witness
-    assert seconds < 60  # about 9 s on the reference machine
+        assert row.measurement.details["exchangeability"] == "proved on every ordering", row.case.instance
+
+
+@pytest.mark.slow  # about 40 s; the default run checks every other row (test_default_rows_as_expected_and_fast)
+def test_every_row_as_expected_and_fast(all_rows):
+    result, seconds = all_rows
+    assert len(result) == len(cases())
+    _check_rows(result)
+    assert seconds < 60  # about 40 s on the reference machine (2 cores)
+
+
+def test_default_rows_as_expected_and_fast(rows):
+    result, seconds = rows
+    assert len(result) == len(cases()) - 4  # SLOW_ONLY_ROWS match four rows
+    _check_rows(result)
+    assert seconds < 45  # about 25 s on the reference machine
 
 
 def test_rows_exchangeability_is_proved(rows):
