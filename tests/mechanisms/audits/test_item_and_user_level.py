@@ -88,7 +88,7 @@ def test_default_rows_as_expected_and_fast(rows):
     result, seconds = rows
     assert len(result) == len(cases()) - 4  # SLOW_ONLY_ROWS match four rows
     _check_rows(result)
-    assert seconds < 45  # about 25 s on the reference machine
+    assert seconds < 60  # about 25 s on the reference machine (the full audit's old bound)
 
 
 def test_rows_exchangeability_is_proved(rows):
