@@ -42,8 +42,8 @@ except ImportError:  # run from a checkout without PYTHONPATH / install
 import numpy as np
 
 from dpverify import analyze
-from dpverify.domains import concept_class, labeled_records
-from dpverify.rows import pairwise_worst
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.verdict.rows import pairwise_worst
 from mechanisms.audits.realizable_to_agnostic import lemma15_constants, measure_agnostic
 from mechanisms.learners import learner as make_learner
 from mechanisms.relabeling import agnostic_reference, agnostic_table, relabel_tables, subsample_size

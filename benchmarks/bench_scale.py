@@ -40,11 +40,11 @@ if kind == "processes":
     executor = "processes"
 elif kind == "dask":
     from distributed import Client
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
     started = time.perf_counter()
     cluster = local_cluster(2)
     executor = Client(cluster)
-    executor.run(lambda: [__import__(m) for m in ("dpverify.checker", "mechanisms.exponential",
+    executor.run(lambda: [__import__(m) for m in ("dpverify.checking.checker", "mechanisms.exponential",
                                                   "mechanisms.audits.realizable_to_agnostic")])
     start_seconds = time.perf_counter() - started
 from dpverify import verify

@@ -11,7 +11,7 @@ For the full enumeration it also runs the patterns at the same k and reports whe
 of the enumeration has a larger loss than every pattern pair.
 
 SVT Algorithm 3 on the full {0,1,2}^6 enumeration (a cover of 1,022 of its 58,460 pairs,
-:mod:`dpverify.pair_cover`) takes minutes and runs only with ``--slow``.
+:mod:`dpverify.checking.pair_cover`) takes minutes and runs only with ``--slow``.
 
 Usage: python benchmarks/bench_suite.py [--patterns-only] [--slow]
 """

@@ -107,7 +107,7 @@ def _worst_ratio(table: list[dict]) -> Fraction:
 def _symmetry_timer() -> list[float]:
     """Time spent checking exchangeability declarations (``[wall, cpu]``, accumulated): the check
     is someone else's code path and is subtracted from the verify times."""
-    import dpverify.checker as checker
+    import dpverify.checking.checker as checker
 
     spent = [0.0, 0.0]
     original = getattr(checker, "_check_symmetry", None)
@@ -131,7 +131,7 @@ SYMMETRY = _symmetry_timer()
 def _fetch_timer() -> list[float]:
     """Wall time spent fetching exact rows for certification (``RowPairs.exact``: for a checker run
     the mechanism evaluated again on that dataset), accumulated."""
-    from dpverify.engine import RowPairs
+    from dpverify.verdict.engine import RowPairs
 
     spent = [0.0]
     original = RowPairs.exact

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 
+from dpverify._moved import install as _install_moved
 from dpverify.errors import (
     DpverifyError,
     EnumerationTooLarge,
@@ -23,11 +24,13 @@ from dpverify.errors import (
     NondeterministicMechanism,
 )
 
+_install_moved()  # the flat module paths before the subpackages (dpverify.checker, ...) keep working
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (see __getattr__)
     from typing import Any
 
-    from dpverify.checker import (
+    from dpverify.checking.checker import (
         Analysis,
         Verdict,
         VerificationResult,
@@ -37,11 +40,11 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (
         exchangeable,
         verify,
     )
-    from dpverify.claims import ApproximateDp, PredictionDp, PureDp, Stability
-    from dpverify.distribution import Distribution
-    from dpverify.input_pairs import all_query_vectors, query_vectors, statdp_patterns, verify_pairs
-    from dpverify.mechanism import ExactMechanism, Learner, Mechanism, mutant
-    from dpverify.public_data import all_public_samples, verify_with_public_data
+    from dpverify.checking.input_pairs import all_query_vectors, query_vectors, statdp_patterns, verify_pairs
+    from dpverify.checking.public_data import all_public_samples, verify_with_public_data
+    from dpverify.finite.distribution import Distribution
+    from dpverify.finite.mechanism import ExactMechanism, Learner, Mechanism, mutant
+    from dpverify.verdict.claims import ApproximateDp, PredictionDp, PureDp, Stability
 
 __all__ = [
     "verify",
@@ -79,29 +82,29 @@ __version__ = "0.1.0"
 
 #: public name -> the submodule that defines it (imported on first access).
 _LAZY = {
-    "verify": "checker",
-    "analyze": "checker",
-    "exchangeable": "checker",
-    "check_exchangeable": "checker",
-    "Analysis": "checker",
-    "VerificationResult": "checker",
-    "Witness": "checker",
-    "Verdict": "checker",
-    "PureDp": "claims",
-    "ApproximateDp": "claims",
-    "Stability": "claims",
-    "PredictionDp": "claims",
-    "Distribution": "distribution",
-    "verify_pairs": "input_pairs",
-    "query_vectors": "input_pairs",
-    "statdp_patterns": "input_pairs",
-    "all_query_vectors": "input_pairs",
-    "Mechanism": "mechanism",
-    "ExactMechanism": "mechanism",
-    "Learner": "mechanism",
-    "mutant": "mechanism",
-    "verify_with_public_data": "public_data",
-    "all_public_samples": "public_data",
+    "verify": "checking.checker",
+    "analyze": "checking.checker",
+    "exchangeable": "checking.checker",
+    "check_exchangeable": "checking.checker",
+    "Analysis": "checking.checker",
+    "VerificationResult": "checking.checker",
+    "Witness": "checking.checker",
+    "Verdict": "checking.checker",
+    "PureDp": "verdict.claims",
+    "ApproximateDp": "verdict.claims",
+    "Stability": "verdict.claims",
+    "PredictionDp": "verdict.claims",
+    "Distribution": "finite.distribution",
+    "verify_pairs": "checking.input_pairs",
+    "query_vectors": "checking.input_pairs",
+    "statdp_patterns": "checking.input_pairs",
+    "all_query_vectors": "checking.input_pairs",
+    "Mechanism": "finite.mechanism",
+    "ExactMechanism": "finite.mechanism",
+    "Learner": "finite.mechanism",
+    "mutant": "finite.mechanism",
+    "verify_with_public_data": "checking.public_data",
+    "all_public_samples": "checking.public_data",
 }
 
 
@@ -112,7 +115,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value  # later look-ups skip __getattr__
         return value
     if not name.startswith("_"):
-        # ``import dpverify; dpverify.checker.verify`` kept working when the package imported its
+        # ``import dpverify; dpverify.checking.checker.verify`` kept working when the package imported its
         # submodules eagerly; load a submodule on attribute access the same way.
         try:
             return importlib.import_module(f"dpverify.{name}")

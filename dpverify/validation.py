@@ -25,7 +25,7 @@ function such as ``math.log`` that is not correctly rounded, and for a mechanism
 float's binary value), so randomized response with ``p = 3/4`` holds at ``math.log(3)`` and is
 violated at ``math.log(3) - 1e-9``. Exact claims (``Fraction``, ``sympy.log(3)``) get no allowance.
 Probabilities returned by a mechanism are not parameters: a float probability is its binary value
-with the engine's float error model around it (see :mod:`dpverify.engine`).
+with the engine's float error model around it (see :mod:`dpverify.verdict.engine`).
 """
 
 from __future__ import annotations

@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import sympy
 
-from dpverify.distribution import Distribution
-from dpverify.domains import Dataset, thresholds
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import Dataset, thresholds
 from dpverify.errors import InvalidArgument
-from dpverify.mechanism import mutant
+from dpverify.finite.mechanism import mutant
 from dpverify.validation import check_callable, check_epsilon, check_number, check_positive, check_type, exact_number
 
 __all__ = [
@@ -253,7 +253,7 @@ def threshold_learner(
     """Li–Wang–Ye 2025 Lemma 11 (C1): EM over thresholds, score = number of mistakes.
 
     The candidates are the threshold indices ``u = 0, ..., domain_size`` of
-    :func:`dpverify.domains.thresholds` (``c_u(x) = 1`` iff ``x >= u``); the score of ``u`` is the
+    :func:`dpverify.finite.records.thresholds` (``c_u(x) = 1`` iff ``x >= u``); the score of ``u`` is the
     number of records ``(x, y)`` with ``c_u(x) != y``, which changes by at most 1 when one record is
     substituted, so Delta = 1. Declared exchangeable (the count ignores order).
 
@@ -267,7 +267,7 @@ def threshold_learner(
     Returns:
         A callable ``dataset -> Distribution`` over threshold indices, ``.exchangeable = True``.
     """
-    from dpverify.domains import labeled_records
+    from dpverify.finite.records import labeled_records
 
     labeled_records(domain_size)  # checks domain_size
     return ThresholdLearner(domain_size, epsilon, exact, selector)

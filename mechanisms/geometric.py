@@ -12,7 +12,7 @@ rational function of ``a``. Such a sum over an integer range is a geometric seri
 tails have ``r > 0`` at ``+inf`` and ``r < 0`` at ``-inf``). So each probability is an exact rational
 function ``N(a)/D(a)`` with rational coefficients (sympy's field ``QQ(a)``), and the outcome
 probabilities of a dataset sum to 1 as rational functions (checked). At ``a = e^(-1/s)`` with
-rational ``s``, ``N`` and ``D`` are :class:`~dpverify.piecewise.ExpSum` (``a^n = exp(-n/s)``): the
+rational ``s``, ``N`` and ``D`` are :class:`~dpverify.densities.piecewise.ExpSum` (``a^n = exp(-n/s)``): the
 value is exact (sympy), enclosed in mpmath intervals, and rounded to a certified float.
 
 Ties have positive probability: :class:`GeometricNoisyMax` reports the **smallest index** among the
@@ -20,7 +20,7 @@ largest noisy answers (``numpy.argmax``, as StatDP's implementation), i.e. ``i``
 ``Y_j <= y - 1`` for ``j < i`` and ``Y_j <= y`` for ``j > i``.
 
 Not a :class:`~mechanisms.noise.NoiseProgram`: its probabilities are ratios of ExpSums, which
-:func:`dpverify.input_pairs.verify_pairs` certifies through ``certified_intervals`` and
+:func:`dpverify.checking.input_pairs.verify_pairs` certifies through ``certified_intervals`` and
 ``exact_distribution`` (both offered here).
 """
 
@@ -36,7 +36,7 @@ from sympy import QQ
 from sympy.polys.fields import field as _field
 
 from dpverify.errors import InvalidArgument
-from dpverify.piecewise import ExpSum, as_fraction
+from dpverify.densities.piecewise import ExpSum, as_fraction
 from mechanisms.noise import Geometric
 
 __all__ = ["GeometricNoisyMax", "RationalExp", "argmax_fractions"]
@@ -205,12 +205,12 @@ class GeometricNoisyMax:
         return {i: RationalExp(f, scale) for i, f in self.fractions(dataset).items() if f.numer}
 
     def __call__(self, dataset: tuple):
-        from dpverify.distribution import Distribution
+        from dpverify.finite.distribution import Distribution
 
         return Distribution({o: p.to_float() for o, p in self.exact_values(dataset).items()})
 
     def exact_distribution(self, dataset: tuple):
-        from dpverify.distribution import Distribution
+        from dpverify.finite.distribution import Distribution
 
         return Distribution({o: p.to_sympy() for o, p in self.exact_values(dataset).items()})
 

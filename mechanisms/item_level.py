@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass, Dataset
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass, Dataset
 from dpverify.errors import InvalidArgument
-from dpverify.mechanism import TwoNumberModes, mutant
+from dpverify.finite.mechanism import TwoNumberModes, mutant
 from dpverify.validation import check_epsilon, check_probability, check_type, exact_number
 from mechanisms.exponential import exponential_mechanism
 
@@ -137,7 +137,7 @@ def hypothesis_families(H: Any, *, domain_size: int | None = None) -> Hypothesis
     else:
         raise InvalidArgument(
             f"H must be a ConceptClass or a non-empty list of (probability, ConceptClass) pairs, got "
-            f"H={H!r}; build a class with dpverify.domains.concept_class('thresholds', domain_size)."
+            f"H={H!r}; build a class with dpverify.finite.records.concept_class('thresholds', domain_size)."
         )
     if domain_size is not None and result.domain_size != domain_size:
         raise InvalidArgument(
@@ -172,7 +172,7 @@ def check_labeled_dataset(z: Any, domain_size: int, *, name: str = "z") -> Datas
         ):
             raise InvalidArgument(
                 f"{name} holds the example {record!r}; examples are (x, y) with x in "
-                f"{{0, ..., {domain_size - 1}}} and y in {{0, 1}} (dpverify.domains.labeled_records)."
+                f"{{0, ..., {domain_size - 1}}} and y in {{0, 1}} (dpverify.finite.records.labeled_records)."
             )
     return dataset
 
@@ -248,7 +248,7 @@ class ItemLevelLearner(TwoNumberModes):
         if not isinstance(C, ConceptClass):
             raise InvalidArgument(
                 f"C must be a ConceptClass, got C={C!r}; build one with "
-                "dpverify.domains.concept_class('thresholds', domain_size)."
+                "dpverify.finite.records.concept_class('thresholds', domain_size)."
             )
         self.C = C
         self.H = hypothesis_families(H, domain_size=C.domain_size)

@@ -42,7 +42,7 @@ from typing import Any
 import mpmath
 import sympy
 
-from dpverify.distribution import Distribution
+from dpverify.finite.distribution import Distribution
 from dpverify.errors import InvalidArgument
 from dpverify.validation import check_bool, exact_number
 

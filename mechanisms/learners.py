@@ -4,7 +4,7 @@ Lemma 15 and Claim 23 assume a (1, delta)-DP learner A run on the relabeled samp
 learner here is given in two forms:
 
 * ``__call__(dataset)``: the learner on a labeled dataset (a tuple of records ``(x, y)``), returning
-  its exact :class:`~dpverify.distribution.Distribution` (the naive reference);
+  its exact :class:`~dpverify.finite.distribution.Distribution` (the naive reference);
 * ``on_labelings(concept_class, point_counts, representatives, mistakes)``: the same distribution
   for every labeling of one point multiset at once (the fast path used by A_Agnostic), where
   ``mistakes[l, f]`` is the number of records of ``T^{h_l}`` concept ``f`` mislabels.
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass
 from dpverify.errors import InvalidArgument
-from dpverify.mechanism import mutant
+from dpverify.finite.mechanism import mutant
 from dpverify.validation import check_choice, check_delta
 from mechanisms.exponential import exponential_rows
 

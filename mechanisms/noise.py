@@ -3,8 +3,8 @@
 Every probability the benchmark mechanisms of :mod:`mechanisms.noisy_max` and
 :mod:`mechanisms.sparse_vector` need is an integral of products of a noise's density, CDF and tail
 at shifted points. With rational scales and rational inputs each such function is a
-:class:`dpverify.piecewise.PiecewiseExp` and each probability an exact
-:class:`dpverify.piecewise.ExpSum` (``sum a_j exp(e_j)``, compared exactly, rounded to float with a
+:class:`dpverify.densities.piecewise.PiecewiseExp` and each probability an exact
+:class:`dpverify.densities.piecewise.ExpSum` (``sum a_j exp(e_j)``, compared exactly, rounded to float with a
 certificate). Nothing is sampled and nothing is integrated numerically.
 
 Noises (``b``, ``s`` > 0 rational; floats are read as the binary rationals they are):
@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from dpverify.errors import InvalidArgument
-from dpverify.piecewise import ExpSum, PiecewiseExp, as_fraction
+from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
 
 __all__ = [
     "Noise",
@@ -235,13 +235,13 @@ def max_density(values: Sequence[Any], noise: Noise) -> PiecewiseExp:
 
 class NoiseProgram:
     """Base of the exact noise mechanisms: one method, :meth:`probabilities`, gives every
-    outcome's probability as an exact :class:`~dpverify.piecewise.ExpSum`; the rest derive from it.
+    outcome's probability as an exact :class:`~dpverify.densities.piecewise.ExpSum`; the rest derive from it.
 
     * calling the mechanism returns a :class:`~dpverify.Distribution` of certified floats (each the
       exact value rounded, within ``2**-52`` relative: ``float_relative_error``);
     * :meth:`exact_distribution` returns the exact sympy values (what ``dpverify.verify`` certifies);
     * :meth:`certified_intervals` returns 256-bit mpmath enclosures, which
-      :func:`dpverify.input_pairs.verify_pairs` certifies with (faster than sympy; a tie it cannot
+      :func:`dpverify.checking.input_pairs.verify_pairs` certifies with (faster than sympy; a tie it cannot
       separate falls back to the sympy values).
     """
 
@@ -270,12 +270,12 @@ class NoiseProgram:
         return cache[key]
 
     def __call__(self, dataset: tuple):
-        from dpverify.distribution import Distribution
+        from dpverify.finite.distribution import Distribution
 
         return Distribution({o: p.to_float() for o, p in self.exact_probabilities(dataset).items()})
 
     def exact_distribution(self, dataset: tuple):
-        from dpverify.distribution import Distribution
+        from dpverify.finite.distribution import Distribution
 
         return Distribution({o: p.to_sympy() for o, p in self.exact_probabilities(dataset).items()})
 

@@ -14,9 +14,9 @@ Differential Privacy, CCS 2018, Algorithms 5-10; ``statdp/algorithms.py``) and D
   incorrect ``q + Lap(eps)^k`` (Alg. 10, eps* = 1/eps). StatDP releases the first noisy bin,
   DP-Sniper the whole vector; the vector is released here (its eps* is the same under "one differs").
 
-The continuous ones offer ``output_density(dataset)`` (a :class:`dpverify.continuous.MixedOutput`
-or :class:`dpverify.continuous.ProductOutput`), which :func:`dpverify.input_pairs.verify_pairs`
-decides with :mod:`dpverify.continuous`.
+The continuous ones offer ``output_density(dataset)`` (a :class:`dpverify.densities.continuous.MixedOutput`
+or :class:`dpverify.densities.continuous.ProductOutput`), which :func:`dpverify.checking.input_pairs.verify_pairs`
+decides with :mod:`dpverify.densities.continuous`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from dpverify.errors import InvalidArgument
-from dpverify.piecewise import as_fraction
+from dpverify.densities.piecewise import as_fraction
 from mechanisms.noise import Exponential, Laplace, Noise, NoiseProgram, argmax_probabilities, max_density
 
 __all__ = ["ReportNoisyMax", "NoisyMaxValue", "NoisyHistogram", "noise_for"]
@@ -103,12 +103,12 @@ class NoisyMaxValue:
     continuous_output = True
 
     def output_density(self, dataset: tuple):
-        from dpverify.continuous import MixedOutput
+        from dpverify.densities.continuous import MixedOutput
 
         return MixedOutput({}, {"max": max_density(list(dataset), self._noise)})
 
     def loss_components(self, first: tuple, second: tuple) -> list[tuple]:
-        """The key the loss of ``(first, second)`` depends on (:mod:`dpverify.pair_cover`).
+        """The key the loss of ``(first, second)`` depends on (:mod:`dpverify.checking.pair_cover`).
 
         The output is one density, ``p_D(x) = sum_i f(x - q_i) prod_{j != i} F(x - q_j)``, and the
         loss is ``sup_x p_D(x) / p_D'(x)``. (1) ``p_D`` is symmetric in the answers, so it depends only
@@ -150,7 +150,7 @@ class NoisyHistogram:
     continuous_output = True
 
     def output_density(self, dataset: tuple):
-        from dpverify.continuous import ProductOutput
+        from dpverify.densities.continuous import ProductOutput
 
         density = self._noise.density()
         return ProductOutput(tuple(density.shift(-as_fraction(f"q[{i}]", v)) for i, v in enumerate(dataset)))

@@ -23,9 +23,9 @@ from typing import Any
 
 import sympy
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass
-from dpverify.mechanism import TwoNumberModes
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass
+from dpverify.finite.mechanism import TwoNumberModes
 from dpverify.validation import check_probability, exact_number
 from mechanisms.laplace import prob_noisy_at_most
 from mechanisms.user_data import (

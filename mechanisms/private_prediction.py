@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass
 from dpverify.errors import InvalidArgument
 from dpverify.validation import check_choice, check_integer, check_number, exact_number
 

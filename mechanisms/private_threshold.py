@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import sympy
 
-from dpverify.distribution import Distribution
+from dpverify.finite.distribution import Distribution
 from dpverify.errors import InvalidArgument
-from dpverify.mechanism import TwoNumberModes, mutant
+from dpverify.finite.mechanism import TwoNumberModes, mutant
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.laplace import argmin_distribution
 from mechanisms.user_data import (

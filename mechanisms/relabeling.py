@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass, labeled_records
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass, labeled_records
 from dpverify.errors import InvalidArgument
-from dpverify.multisets import MultisetTable, hypergeometric_weights, table
+from dpverify.finite.multisets import MultisetTable, hypergeometric_weights, table
 from dpverify.validation import check_choice, exact_number
 
 __all__ = [
@@ -246,12 +246,12 @@ def start_relabel_tables(
     logs: bool = False,
 ) -> tuple[Any, Callable[[], RelabelTables]]:
     """:func:`relabel_tables` with the distinct outputs computed on ``runner`` (a
-    :class:`~dpverify.executors.Runner`) straight into one shared ``(distinct, |W|, K)`` array (and
+    :class:`~dpverify.parallel.executors.Runner`) straight into one shared ``(distinct, |W|, K)`` array (and
     their ``ln`` with ``logs``), the same floats as serially: ``(layout, finish)``. ``layout`` has
     ``universe``, ``t_table``, ``w_table`` and ``of_t`` at once, for set-up that needs no outputs;
     ``finish()`` waits for the tables. Every output must have the first one's shape (a learner whose
     number of outcomes varies with t is refused here: use :func:`relabel_tables`)."""
-    from dpverify.executors import Runner, Shared, shard_ranges
+    from dpverify.parallel.executors import Runner, Shared, shard_ranges
 
     layout = _Layout.make(concept_class, epsilon, n, k, learner, score)
     first = layout.output(0)  # its shape sizes the shared arrays
@@ -389,10 +389,10 @@ def agnostic_table(tables: RelabelTables, n: int, executor: Any = None) -> tuple
     """Mix the relabel tables into A_Agnostic's output for every dataset multiset of size n:
     ``P_S = sum_{t ⊆ S} hyp(t; S) * outputs[t][S - t]``.
 
-    Sharded by blocks of dataset multisets ``S`` over ``executor`` (:mod:`dpverify.executors`):
+    Sharded by blocks of dataset multisets ``S`` over ``executor`` (:mod:`dpverify.parallel.executors`):
     each row's sum is taken over ``t`` in table order on every executor, so the floats are the same.
     """
-    from dpverify.executors import open_executor
+    from dpverify.parallel.executors import open_executor
 
     with open_executor(executor) as runner:
         return start_agnostic_table(tables, n, runner)()
@@ -401,10 +401,10 @@ def agnostic_table(tables: RelabelTables, n: int, executor: Any = None) -> tuple
 def start_agnostic_table(
     tables: RelabelTables, n: int, runner: Any, s_table: MultisetTable | None = None,
 ) -> Callable[[], tuple[MultisetTable, np.ndarray]]:
-    """:func:`agnostic_table` with its blocks queued on ``runner`` (a :class:`~dpverify.executors.Runner`):
+    """:func:`agnostic_table` with its blocks queued on ``runner`` (a :class:`~dpverify.parallel.executors.Runner`):
     call the returned function for the table, after queueing other independent work. ``s_table`` is
     the table of datasets (size n), if the driver made it already."""
-    from dpverify.executors import Shared, shard_ranges
+    from dpverify.parallel.executors import Shared, shard_ranges
 
     s_table = table(len(tables.universe), n) if s_table is None else s_table
     of_t, outputs = tables.distinct  # (distinct t, w, K)

@@ -10,9 +10,9 @@ a public unlabeled sample ``T_pub`` of points, a class ``H`` and ``epsilon``.
    ``P(h) ∝ exp(-epsilon * err^(h; S_priv) / (2 Delta)) = exp(-epsilon * mistakes(h) / 2)``.
 
 The output is the chosen concept, as its index in the class order of
-:class:`dpverify.domains.ConceptClass`. Lemma 3.2: for every fixed ``T_pub``, ``ASSPP(., T_pub)`` is
+:class:`dpverify.finite.records.ConceptClass`. Lemma 3.2: for every fixed ``T_pub``, ``ASSPP(., T_pub)`` is
 epsilon-DP w.r.t. ``S_priv`` (neighbours substitute one private example; ``T_pub`` is the same on
-both sides) — check it with :func:`dpverify.public_data.verify_with_public_data`.
+both sides) — check it with :func:`dpverify.checking.public_data.verify_with_public_data`.
 
 Where the paper is open, this module chooses:
 
@@ -40,10 +40,10 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass, Dataset, RepresentativeRule
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass, Dataset, RepresentativeRule
 from dpverify.errors import InvalidArgument
-from dpverify.mechanism import mutant
+from dpverify.finite.mechanism import mutant
 from dpverify.validation import check_epsilon
 from mechanisms.exponential import exponential_mechanism
 
@@ -85,7 +85,7 @@ class ASSPP:
         if not isinstance(H, ConceptClass):
             raise InvalidArgument(
                 f"H must be a ConceptClass, got H={H!r}; build one with "
-                "dpverify.domains.concept_class('thresholds', domain_size)."
+                "dpverify.finite.records.concept_class('thresholds', domain_size)."
             )
         check_epsilon(epsilon)
         self.H = H
@@ -163,7 +163,7 @@ class ASSPP:
                 raise InvalidArgument(
                     f"S_priv holds the record {record!r}; private records are labeled examples "
                     f"(x, y) with x in {{0, ..., {self.H.domain_size - 1}}} and y in {{0, 1}}, e.g. "
-                    "from dpverify.domains.labeled_records(domain_size)."
+                    "from dpverify.finite.records.labeled_records(domain_size)."
                 )
         return dataset
 

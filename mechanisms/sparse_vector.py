@@ -26,7 +26,7 @@ tail of the query noise at a shifted point and ``P(⊥ | r)`` its CDF, so the pr
 sequence is ``int f_rho(r) prod_i P(a_i | r) dr`` — a piecewise-exponential integral in closed form
 (:mod:`mechanisms.noise`). With refreshing (Algorithm 2) the run splits into independent segments
 that each end with a ⊤. Algorithm 3's noisy answers are continuous; its density is
-:meth:`SparseVector.output_density` (checked by :mod:`dpverify.continuous`), for c = 1.
+:meth:`SparseVector.output_density` (checked by :mod:`dpverify.densities.continuous`), for c = 1.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from functools import lru_cache
 from typing import Any
 
 from dpverify.errors import InvalidArgument
-from dpverify.piecewise import ExpSum, PiecewiseExp, as_fraction
+from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
 from mechanisms.noise import Laplace, Noise, NoiseProgram, NoNoise
 
 __all__ = ["SparseVector", "svt", "TOP", "BOTTOM", "VARIANTS"]
@@ -187,13 +187,13 @@ class SparseVector(NoiseProgram):
     # -- Algorithm 3: continuous outputs --------------------------------------------------------
 
     def output_density(self, dataset: tuple):
-        """Algorithm 3 (c = 1): atoms and densities of the output (see :mod:`dpverify.continuous`).
+        """Algorithm 3 (c = 1): atoms and densities of the output (see :mod:`dpverify.densities.continuous`).
 
         The output is either ``⊥^k`` (no answer above the threshold, an atom) or ``⊥^i`` followed by
         the noisy answer ``v = q_i + nu_i``; the latter has density in ``v``
         ``f_nu(v - q_i) int_{-inf}^{v - T} f_rho(r) prod_{j < i} F_nu(T + r - q_j) dr``.
         """
-        from dpverify.continuous import MixedOutput
+        from dpverify.densities.continuous import MixedOutput
 
         if self.variant != 3:
             raise InvalidArgument(f"output_density is for Algorithm 3 (noisy answers); variant={self.variant} outputs ⊤/⊥.")
@@ -212,7 +212,7 @@ class SparseVector(NoiseProgram):
         return MixedOutput(atoms, densities)
 
     def loss_components(self, first: tuple, second: tuple) -> list[tuple]:
-        """Algorithm 3: the keys the loss of ``(first, second)`` depends on (:mod:`dpverify.pair_cover`).
+        """Algorithm 3: the keys the loss of ``(first, second)`` depends on (:mod:`dpverify.checking.pair_cover`).
 
         The output (``c = 1``) is the atom ``⊥^k`` and, for each ``i``, the density of ``⊥^i v``:
         ``p_i(v) = f_nu(v - q_i) G_i(v - T)`` with ``G_i`` built from ``prod_{j < i} F_nu(T + r - q_j)``

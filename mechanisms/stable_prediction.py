@@ -23,7 +23,7 @@ Every learner comes as a literal *reference* on an ordered dataset (all ``C(n, n
 and a *fast* exchangeable form over count vectors (sub-multisets grouped by their point support,
 hypergeometric weights), returning ``(MultisetTable, probs)`` with ``probs[i, x, y] = P[A^{S_i}(x)=y]``.
 Both labels are computed as sums of positive terms (never ``1 - p``), so each probability carries a
-small *relative* error, as the checker's error model (:mod:`dpverify.rows`) requires.
+small *relative* error, as the checker's error model (:mod:`dpverify.verdict.rows`) requires.
 Tests assert the two agree on every multiset of small instances.
 """
 
@@ -37,10 +37,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass
 from dpverify.errors import InvalidArgument
-from dpverify.multisets import MultisetTable, hypergeometric_weights, table
+from dpverify.finite.multisets import MultisetTable, hypergeometric_weights, table
 from dpverify.validation import check_choice, check_positive
 from mechanisms.exponential import exponential_rows
 from mechanisms.private_prediction import RealizablePredictor, vote_answer

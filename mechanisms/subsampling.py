@@ -29,7 +29,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from fractions import Fraction
 from typing import Any
 
-from dpverify.distribution import Distribution
+from dpverify.finite.distribution import Distribution
 from dpverify.errors import InvalidArgument
 from dpverify.validation import check_callable, check_integer
 

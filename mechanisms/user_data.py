@@ -1,7 +1,7 @@
 """User-level data of Li–Wang–Ye 2024 (pure private agnostic learning, item and user level), Sec. 4.
 
 ``n`` users, user ``i`` holding a block ``z_i`` of ``m`` examples ``(x, y)``; neighbours replace
-one user's whole block (:class:`dpverify.neighbors.UserLevel`), or add/remove one (the paper's own
+one user's whole block (:class:`dpverify.finite.neighbors.UserLevel`), or add/remove one (the paper's own
 relation).
 
 * ``err^t_z(c) = (1/n) #{i : m err_{z_i}(c) > t}``: the fraction of users on whose examples ``c``
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass
 from dpverify.errors import InvalidArgument
 from dpverify.validation import check_epsilon, check_integer, check_positive, exact_number
 from mechanisms.item_level import exact_epsilon
@@ -219,7 +219,7 @@ def _check_class(C: Any) -> ConceptClass:
     if not isinstance(C, ConceptClass):
         raise InvalidArgument(
             f"C must be a ConceptClass, got C={C!r}; build one with "
-            "dpverify.domains.concept_class('thresholds', domain_size)."
+            "dpverify.finite.records.concept_class('thresholds', domain_size)."
         )
     return C
 

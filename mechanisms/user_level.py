@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.distribution import Distribution
-from dpverify.domains import ConceptClass
-from dpverify.mechanism import TwoNumberModes, mutant
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import ConceptClass
+from dpverify.finite.mechanism import TwoNumberModes, mutant
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.item_level import hypothesis_families, select_hypothesis
 from mechanisms.private_min_error import PrivateMinError

@@ -1,4 +1,4 @@
-"""The papers' audits, one module per subject; each declares its rows as :class:`dpverify.audit.AuditCase`.
+"""The papers' audits, one module per subject; each declares its rows as :class:`dpverify.integrations.audit.AuditCase`.
 
 * :mod:`~mechanisms.audits.primitives` — the exponential mechanism (C1) and randomized response;
 * :mod:`~mechanisms.audits.realizable_to_agnostic` — Li–Wang–Ye 2025: A_Relabel, A_Agnostic,

@@ -1,7 +1,7 @@
 """The proof steps of Lemma 15 (C3a, C3b) and the privacy profile of A_Agnostic, sharded over an executor.
 
 Every figure is a maximum, so the shards may finish in any order: the figures are the same on every
-executor (:mod:`dpverify.executors`).
+executor (:mod:`dpverify.parallel.executors`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.multisets import table as multiset_table
-from dpverify.privacy_loss import exp_epsilon
+from dpverify.finite.multisets import table as multiset_table
+from dpverify.verdict.privacy_loss import exp_epsilon
 
 __all__ = ["privacy_profile", "proof_step_plan", "proof_step_slack", "start_proof_step_slack"]
 
@@ -26,12 +26,12 @@ _WHAT_BLOCK = 1 << 14
 def privacy_profile(probs: np.ndarray, pairs: Any, epsilon_star: float, points: int = 9, executor: Any = None) -> list[dict]:
     """The worst-case delta(eps) over all pairs at ``points`` values of eps in [0, eps*]: one pass,
     each chunk's rows gathered once for every eps, sharded over ``executor`` (maxima: the same).
-    ``pairs`` is a pair source (:mod:`dpverify.pair_sources`), read chunk by chunk.
+    ``pairs`` is a pair source (:mod:`dpverify.finite.pair_sources`), read chunk by chunk.
 
     The rows are read outcome-major (``probs.T``, one contiguous row of pairs per outcome), so each
     eps is a few whole-array operations and the sum over outcomes is taken in outcome order: 4-5x
     faster than row-major ``sum(axis=1)`` (at K < 8, where numpy also sums in order, the same bits)."""
-    from dpverify.executors import Shared, open_executor, shard_ranges
+    from dpverify.parallel.executors import Shared, open_executor, shard_ranges
 
     top = epsilon_star if math.isfinite(epsilon_star) and epsilon_star > 0 else 1.0
     grid = [top * i / (points - 1) for i in range(points)]
@@ -70,8 +70,8 @@ def _profile_block(task: tuple[int, int], shared: Any) -> list[float]:
 def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None) -> dict[str, float]:
     """Worst slack of C3a (p1(I) <= e^eps p2(I), changed index outside I) and C3b
     (p1(I) <= 4e^2 p2(I') + 4 e delta, changed index in I, I' = I \\ {1} ∪ {i}); C3b is sharded by the multisets
-    ``that`` over ``executor`` (:mod:`dpverify.executors`): maxima, the same on every executor."""
-    from dpverify.executors import open_executor
+    ``that`` over ``executor`` (:mod:`dpverify.parallel.executors`): maxima, the same on every executor."""
+    from dpverify.parallel.executors import open_executor
 
     with open_executor(executor) as runner:
         return start_proof_step_slack(tables, epsilon, delta, runner)()
@@ -104,7 +104,7 @@ def start_proof_step_slack(
     """:func:`proof_step_slack` with its blocks queued on ``runner``: call the returned function
     for the figures (the driver may queue or compute other work first). ``plan`` is
     :func:`proof_step_plan`'s, if the driver made it while the tables were being computed."""
-    from dpverify.executors import Shared, shard_ranges
+    from dpverify.parallel.executors import Shared, shard_ranges
 
     # C3a (same t, neighbouring w) and C3b, sharded by the multisets that (see _c3b_block).
     outputs = tables.distinct[1]  # index sets sharing one output array (same point counts) share its logs

@@ -8,12 +8,12 @@ noisy max returning the value (both noises, incorrect), the noisy histogram (cor
 Algorithms 1-6; c = 1, threshold T = 0.5 for Algorithm 1 and 1 otherwise, as the peers run them).
 
 Every row claims the mechanism's stated ``eps``-DP at eps = 0.7 and 0.1, k = 5 (noisy max,
-histogram) or k = 10 (SVT) on :func:`dpverify.input_pairs.statdp_patterns` ("all differ" for noisy
+histogram) or k = 10 (SVT) on :func:`dpverify.checking.input_pairs.statdp_patterns` ("all differ" for noisy
 max and SVT, "one differs" for the histogram, as StatDP's ALL_DIFFER / ONE_DIFFER), and, where the
 enumeration is feasible, on every neighbouring pair of ``{0, 1, 2}^k`` (``inputs="all_vectors_m2"``;
 k = 5 for noisy max and the histogram, k = 6 for SVT; SVT Algorithm 3's only in
 ``benchmark_rows(slow=True)``, it takes minutes). The continuous-output mechanisms are decided on a
-cover of the enumeration by their loss components (:mod:`dpverify.pair_cover`: the same eps*,
+cover of the enumeration by their loss components (:mod:`dpverify.checking.pair_cover`: the same eps*,
 verdict and worst pair as every pair; ``details["cover_pairs"]`` counts the pairs compared).
 Incorrect mechanisms are expected to be VIOLATED with a witness; correct ones to hold.
 """
@@ -27,10 +27,10 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dpverify.audit import AuditCase, Expect, Measurement
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.errors import InvalidArgument
-from dpverify.input_pairs import all_query_vectors, statdp_patterns, verify_pairs
-from dpverify.pair_cover import covering_pairs
+from dpverify.checking.input_pairs import all_query_vectors, statdp_patterns, verify_pairs
+from dpverify.checking.pair_cover import covering_pairs
 from mechanisms.noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
 from mechanisms.sparse_vector import svt
 
@@ -103,7 +103,7 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
         pairs = all_query_vectors(k, m=2, differ=spec.differ)
         enumerated = len(pairs)
         if getattr(mechanism, "continuous_output", False) and hasattr(mechanism, "loss_components"):
-            # a continuous output: the same answer on fewer pairs (dpverify.pair_cover)
+            # a continuous output: the same answer on fewer pairs (dpverify.checking.pair_cover)
             pairs = covering_pairs(pairs, mechanism)
     else:
         raise InvalidArgument(f"inputs must be 'statdp_patterns' or 'all_vectors_m2', got inputs={inputs!r}.")

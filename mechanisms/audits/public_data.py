@@ -4,7 +4,7 @@ C13: for every fixed public sample ``T_pub``, ASSPP (Algorithm 1) is epsilon-DP 
 (neighbours substitute one private example; ``T_pub`` is the same on both sides). The measurement
 is exhaustive: every ``T_pub`` in ``X^{n_pub}`` (ordered tuples, as the lemma quantifies), every
 replace-one pair of private samples of size ``n_priv`` over the labeled records, checked by
-:func:`dpverify.public_data.verify_with_public_data` (exact certification of tight pairs).
+:func:`dpverify.checking.public_data.verify_with_public_data` (exact certification of tight pairs).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from dpverify.audit import AuditCase, Expect, Measurement
-from dpverify.domains import concept_class, labeled_records
-from dpverify.public_data import all_public_samples, verify_with_public_data
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.checking.public_data import all_public_samples, verify_with_public_data
 from dpverify.validation import check_choice, check_integer
 from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism_without_half

@@ -1,7 +1,7 @@
 """Audit of the realizable-to-agnostic transformation (Li–Wang–Ye 2025): claims C2-C8 and mutants.
 
 Each ``measure_*`` function computes one instance exactly (enumeration, hypergeometric weights; no
-sampling) and returns a :class:`dpverify.audit.Measurement` with the claim's explicit constants
+sampling) and returns a :class:`dpverify.integrations.audit.Measurement` with the claim's explicit constants
 from ``docs/claims.md``. Preconditions of a lemma are checked when its claim is asserted; pass
 ``outside_preconditions=True`` to measure anyway (the row is then measured, not asserted).
 """
@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.audit import AuditCase, Expect, Measurement, SweepSeries
-from dpverify.checker import verify
-from dpverify.domains import concept_class, labeled_records
-from dpverify.engine import RowPairs, Verdict, decide, sweep
+from dpverify.integrations.audit import AuditCase, Expect, Measurement, SweepSeries
+from dpverify.checking.checker import verify
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.verdict.engine import RowPairs, Verdict, decide, sweep
 from dpverify.errors import InvalidArgument
-from dpverify.multisets import MultisetTable
-from dpverify.multisets import table as multiset_table
-from dpverify.pair_sources import MultisetPairs
-from dpverify.rows import decide_parts, decide_rows, multiset_neighbors
+from dpverify.finite.multisets import MultisetTable
+from dpverify.finite.multisets import table as multiset_table
+from dpverify.finite.pair_sources import MultisetPairs
+from dpverify.verdict.rows import decide_parts, decide_rows, multiset_neighbors
 from mechanisms.audits._agnostic_proof import privacy_profile, proof_step_plan, start_proof_step_slack
 from mechanisms.audits._instance import instance
 from mechanisms.learners import learner as make_learner
@@ -111,7 +111,7 @@ def measure_agnostic(
 
     ``k`` overrides the subsample size (mutants); the claim always uses the parent's
     ``k0 = ceil(eps n)``. With ``proof_steps`` the proof steps C3a and C3b are checked per index set.
-    ``executor`` (:mod:`dpverify.executors`) runs the relabel tables, the mixture, the pair sweep,
+    ``executor`` (:mod:`dpverify.parallel.executors`) runs the relabel tables, the mixture, the pair sweep,
     C3a/C3b and the privacy profile in parallel, with the same figures.
     """
     if not outside_preconditions:
@@ -121,7 +121,7 @@ def measure_agnostic(
     k0 = subsample_size(epsilon, n)
     k_used = k0 if k is None else k
     claimed_epsilon, claimed_delta = lemma15_constants(epsilon, n, inner.delta, k0)
-    from dpverify.executors import open_executor
+    from dpverify.parallel.executors import open_executor
 
     with open_executor(executor) as runner:  # one pool for the whole measurement
         steps = proof_steps and k_used < n

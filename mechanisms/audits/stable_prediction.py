@@ -3,9 +3,9 @@
 Each ``measure_*`` function computes one instance exactly (every dataset multiset of size n over
 the labeled records of X, replace-one neighbours, every query x; hypergeometric weights, no
 sampling) with the fast tables of :mod:`mechanisms.stable_prediction`, and returns a
-:class:`dpverify.audit.Measurement` with the claim's explicit constants from ``docs/claims.md``.
-Verdicts come from the one engine (:func:`dpverify.rows.decide_rows`, per query; states and
-certification as in :mod:`dpverify.engine`). A lemma's preconditions are checked when its claim is asserted; pass
+:class:`dpverify.integrations.audit.Measurement` with the claim's explicit constants from ``docs/claims.md``.
+Verdicts come from the one engine (:func:`dpverify.verdict.rows.decide_rows`, per query; states and
+certification as in :mod:`dpverify.verdict.engine`). A lemma's preconditions are checked when its claim is asserted; pass
 ``outside_preconditions=True`` to measure anyway (the verdict is then ``None``: measured only).
 
 Stability (C9) is the (0, gamma)-DP of the prediction: ``|P[A^S(x)=y] - P[A^{S'}(x)=y]|``, so it is
@@ -32,11 +32,11 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.audit import AuditCase, Expect, Measurement
-from dpverify.domains import concept_class, labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
+from dpverify.finite.records import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
-from dpverify.multisets import MultisetTable
-from dpverify.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
+from dpverify.finite.multisets import MultisetTable
+from dpverify.verdict.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
 from dpverify.validation import check_choice, check_number
 from mechanisms.audits._instance import instance
 from mechanisms.label_flip import flip_rows

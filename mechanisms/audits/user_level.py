@@ -6,7 +6,7 @@
   PrivateMedian (Lemma 5.1) is eps'-DP.
 
 Exhaustive and exact, as in :mod:`mechanisms.audits.item_level`: every pair of user-level
-neighbours (one user's block of ``m`` records replaced, :class:`dpverify.neighbors.UserLevel`, or
+neighbours (one user's block of ``m`` records replaced, :class:`dpverify.finite.neighbors.UserLevel`, or
 the paper's add/remove of one user), Laplace comparisons in closed form (:mod:`mechanisms.laplace`).
 
 The proofs use basic composition, which is loose on these instances: the measured eps* of the full
@@ -31,11 +31,11 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dpverify.audit import AuditCase, Expect, Measurement
-from dpverify.checker import VerificationResult, verify
-from dpverify.domains import concept_class, labeled_records
-from dpverify.engine import Verdict
-from dpverify.neighbors import user_blocks, user_level
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
+from dpverify.checking.checker import VerificationResult, verify
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.verdict.engine import Verdict
+from dpverify.finite.neighbors import user_blocks, user_level
 from mechanisms.audits._instance import instance
 from mechanisms.audits.item_level import _check_count, _check_variant, _measurement, _relation, hypothesis_family
 from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half

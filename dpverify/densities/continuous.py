@@ -1,0 +1,330 @@
+"""Privacy loss of mechanisms with continuous outputs: the certified supremum of a density ratio.
+
+A mechanism that releases a noisy value (noisy max returning the max, SVT Algorithm 3 returning the
+noisy answer, a noisy histogram) has an output *density*. For a pure claim, the privacy loss of a
+pair is ``sup_S ln(P(S)/Q(S))`` = the larger of the atoms' log ratios and the essential supremum of
+``ln(p(x)/q(x))`` over each density's support (``inf`` where ``p > 0 = q`` on a set of positive
+measure). The densities here are :class:`~dpverify.densities.piecewise.PiecewiseExp` functions: finitely
+many pieces, each ``sum a x^d exp(r x + e)`` with rational ``a, r, e``. Two output forms:
+
+* :class:`MixedOutput` — atoms (discrete outcomes with exact probabilities) plus labelled densities
+  on the line (``{label} x R``): SVT Algorithm 3, noisy max's value;
+* :class:`ProductOutput` — a vector of independent coordinates, each with its density (a noisy
+  histogram); the ratio factorises, so its supremum is the product of the coordinates' suprema.
+
+How ``sup p/q`` is found and certified, piece by piece (exact where the ratio is log-linear or
+constant, otherwise interval branch and bound, tails cut analytically; nothing is sampled), is
+described in :mod:`dpverify.densities._ratio_sup`.
+
+Verdicts (the engine's states): VIOLATED when the certified lower bound of the loss exceeds the
+claim — then a concrete output set ``S`` (an atom, ``{label} x`` interval, a product of intervals)
+is built, its two probabilities computed exactly, and the two-outcome post-processing
+``{S, not S}`` decided by :func:`dpverify.verdict.engine.decide_pair` (a violation of a post-processing is
+a violation of the mechanism): the witness is the engine's. HOLDS when every pair's certified upper
+bound is below ``e^eps`` or equal to it exactly. UNDECIDED when the enclosure cannot separate them.
+Only pure claims (``delta = 0``) are decided for continuous outputs.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+
+from dpverify.densities._ratio_sup import BITS as _BITS
+from dpverify.densities._ratio_sup import RatioSup, quick_lower, sup_ratio
+from dpverify.densities._ratio_sup import combine as _combine
+from dpverify.densities._ratio_sup import exact_interval as _exact_interval
+from dpverify.densities._ratio_sup import float_of as _float_of
+from dpverify.densities._ratio_sup import float_up_of as _float_up_of
+from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
+from dpverify.errors import InvalidArgument
+from dpverify.verdict.engine import Verdict, decide_pair
+from dpverify.verdict.results import PairsResult
+
+__all__ = ["MixedOutput", "ProductOutput", "RatioSup", "sup_ratio", "pair_loss", "verify_densities"]
+
+iv = mpmath.iv
+
+
+@dataclass(frozen=True)
+class MixedOutput:
+    """Atoms ``{outcome: ExpSum}`` plus densities ``{label: PiecewiseExp}`` on the line."""
+
+    atoms: Mapping[Hashable, ExpSum]
+    densities: Mapping[Hashable, PiecewiseExp]
+
+    def total(self) -> ExpSum:
+        return ExpSum.total([*self.atoms.values(), *(d.integral() for d in self.densities.values())])
+
+
+@dataclass(frozen=True)
+class ProductOutput:
+    """Independent coordinates ``(x_1, ..., x_k)``, coordinate ``i`` with density ``factors[i]``."""
+
+    factors: tuple[PiecewiseExp, ...]
+
+
+def _output_quick_lower(first: Any, second: Any) -> float:
+    if isinstance(first, ProductOutput):
+        return 0.0  # a product's coordinates are compared one by one, mostly exactly: no seed needed
+    best = 0.0
+    for outcome, p in first.atoms.items():
+        q = second.atoms.get(outcome, ExpSum())
+        if p.is_zero():
+            continue
+        if q.is_zero():
+            return math.inf
+        best = max(best, _float_of((p.interval(_BITS) / q.interval(_BITS)).a))
+    for label, p in first.densities.items():
+        q = second.densities.get(label, PiecewiseExp.constant(0))
+        best = max(best, quick_lower(p, q))
+    return best
+
+
+# -- pairs and verdicts ----------------------------------------------------------------------------
+
+
+@dataclass
+class PairLoss:
+    """``sup`` of the likelihood ratio of ``M(D)`` against ``M(D')`` (a ratio, not a log)."""
+
+    low: float
+    high: float
+    exact: tuple | None
+    infinite: bool
+    where: tuple | None  # ("atom", outcome) | ("density", label, where) | ("product", [where per coordinate])
+
+
+def pair_loss(first: Any, second: Any, *, target: float = math.inf, known: float = 0.0) -> PairLoss:
+    """The supremum of the likelihood ratio of two outputs of the same form (certified)."""
+    if isinstance(first, ProductOutput):
+        return _product_loss(first, second, target)
+    parts: list[RatioSup] = []
+    found = 0.0
+    for outcome, p in first.atoms.items():
+        if p.is_zero():
+            continue
+        q = second.atoms.get(outcome, ExpSum())
+        if q.is_zero():
+            return PairLoss(math.inf, math.inf, None, True, ("atom", outcome))
+        ratio = _exact_interval((p, q))
+        parts.append(RatioSup(_float_of(ratio.a), _float_up_of(ratio.b), (p, q), False, ("atom", outcome)))
+        found = max(found, parts[-1].low)
+    for label, p in first.densities.items():
+        q = second.densities.get(label)
+        if q is None:
+            q = PiecewiseExp.constant(0)
+        result = sup_ratio(p, q, target=target, known=max(known, found))
+        if result.infinite:
+            return PairLoss(math.inf, math.inf, None, True, ("density", label, result.where))
+        parts.append(RatioSup(result.low, result.high, result.exact, False, ("density", label, result.where)))
+        found = max(found, result.low)
+    if not parts:
+        return PairLoss(0.0, 0.0, None, False, None)
+    best = _combine(parts)  # exact only when every part that may hold the supremum is exact
+    return PairLoss(best.low, best.high, best.exact, False, best.where)
+
+
+def _product_loss(first: ProductOutput, second: ProductOutput, target: float) -> PairLoss:
+    if len(first.factors) != len(second.factors):
+        raise InvalidArgument("product outputs of different lengths cannot be compared")
+    low = high = 1.0
+    exact_n, exact_d, all_exact = ExpSum.constant(1), ExpSum.constant(1), True
+    wheres: list[tuple | None] = []  # per coordinate; None where the two factors are equal
+    for p, q in zip(first.factors, second.factors):
+        if p.breaks == q.breaks and p.pieces == q.pieces:
+            wheres.append(None)
+            continue
+        result = sup_ratio(p, q)
+        if result.infinite:
+            return PairLoss(math.inf, math.inf, None, True, ("product", [result.where]))
+        low, high = low * result.low, high * result.high
+        wheres.append(result.where)
+        if result.exact is None:
+            all_exact = False
+        else:
+            exact_n, exact_d = exact_n * result.exact[0], exact_d * result.exact[1]
+    # float products of certified bounds: widen by a few ulps per factor to stay certified
+    widen = (1 + 4 * len(first.factors) * 2.0**-52)
+    return PairLoss(low / widen, high * widen, (exact_n, exact_d) if all_exact else None, False, ("product", wheres))
+
+
+def _compare_exact(exact: tuple, epsilon: Fraction) -> int:
+    """The sign of ``N/D - e^eps`` (D > 0), exactly."""
+    numerator, denominator = exact
+    return (numerator - denominator.times_exp(epsilon)).sign()
+
+
+def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 0.0):
+    """:func:`dpverify.checking.input_pairs.verify_pairs` for continuous outputs (module docstring)."""
+    if float(delta) != 0.0:
+        raise InvalidArgument(
+            f"continuous outputs are decided for pure claims only (delta = 0), got delta={delta!r}; the "
+            "hockey-stick divergence of densities is not implemented."
+        )
+    started = time.perf_counter()
+    eps = as_fraction("epsilon", epsilon)
+    if isinstance(epsilon, float):
+        eps = eps * (1 + Fraction(1, 2**50))  # a float claim stands for itself up to its rounding
+    claim = math.exp(float(eps))
+    outputs = {d: mechanism.output_density(d) for d in inputs.datasets}
+    pairs = list(inputs)
+    losses = []
+    directed = [(first, second) for a, b in pairs for first, second in ((a, b), (b, a))]
+    seeds = {(f, g): _output_quick_lower(outputs[f], outputs[g]) for f, g in directed}
+    known = min(max(seeds.values(), default=0.0), 1e300)
+    for a, b in sorted(pairs, key=lambda pair: -max(seeds[pair], seeds[pair[::-1]])):
+        for first, second in ((a, b), (b, a)):
+            loss = pair_loss(outputs[first], outputs[second], target=claim, known=known)
+            losses.append((loss, first, second))
+            known = max(known, loss.low)
+    low = max(loss.low for loss, _, _ in losses)
+    high = max(loss.high for loss, _, _ in losses)
+    worst, wd, wn = max(losses, key=lambda item: (item[0].low, item[0].high))
+    witness, verdict = None, None
+    if worst.infinite or worst.low > claim * (1 + 1e-12):
+        decision = _witness_decision(mechanism, outputs, wd, wn, worst, eps, epsilon, inputs)
+        if decision is not None and decision.verdict is Verdict.VIOLATED:
+            verdict, witness = Verdict.VIOLATED, decision.witness
+    if verdict is None:
+        states = []
+        for loss, _, _ in losses:
+            if loss.high < claim * (1 - 1e-12):
+                states.append(Verdict.HOLDS)
+            elif loss.exact is not None and loss.high <= claim * (1 + 1e-9):
+                states.append(Verdict.HOLDS if _compare_exact(loss.exact, eps) <= 0 else Verdict.UNDECIDED)
+            else:
+                states.append(Verdict.UNDECIDED)
+        verdict = Verdict.combine(states)
+    undecided = sum(1 for loss, _, _ in losses if not (loss.high < claim) and verdict is Verdict.UNDECIDED)
+    if worst.infinite:
+        reported = math.inf
+    elif worst.exact is not None and worst.exact[0].sign() > 0:
+        old_precision = iv.prec
+        try:  # ln(N/D) of the exact N/D in 120-bit intervals, rounded once to float
+            iv.prec = 120
+            reported = float(mpmath.mpf(iv.log(worst.exact[0].interval(120) / worst.exact[1].interval(120)).mid.a))
+        finally:
+            iv.prec = old_precision
+    else:
+        reported = math.log(low) if low > 0 else 0.0
+    return PairsResult(
+        holds=verdict.passes,
+        epsilon=reported,
+        delta=math.nan,  # not computed: continuous outputs are decided for pure claims only
+        witness=witness,
+        claimed_epsilon=epsilon,
+        claimed_delta=delta,
+        neighbors=inputs.name if inputs.relation is None else f"{inputs.name} under {inputs.relation.name}",
+        pairs=len(pairs),
+        datasets=len(inputs.datasets),
+        exchangeable=False,
+        certified_pairs=len(losses),
+        undecided=undecided,
+        symmetry_violation=None,
+        seconds=time.perf_counter() - started,
+        verdict=verdict,
+        worst_pair=(wd, wn),
+        epsilon_bounds=(
+            math.inf if worst.infinite else (math.log(low) if low > 0 else -math.inf),
+            math.inf if (worst.infinite or high == math.inf) else (math.log(high) if high > 0 else -math.inf),
+        ),
+        input_set=inputs.name,
+    )
+
+
+# -- witnesses -------------------------------------------------------------------------------------
+
+
+def _candidate_sets(where: tuple, piece_low=None, piece_high=None):
+    """Output sets near a supremum, from wide to narrow: (low, high) with None for infinite ends."""
+    kind = where[0]
+    if kind == "interval":
+        low, high = where[1], where[2]
+        if low is None and high is None:
+            yield (Fraction(-1), Fraction(1))
+        elif low is None:
+            yield (high - 1, high)
+        elif high is None:
+            yield (low, low + 1)
+        else:
+            yield (low, high)
+        return
+    if kind == "left":
+        x = where[1]
+        for step in range(60):
+            yield (None, x - (2**step - 1))
+        return
+    if kind == "right":
+        x = where[1]
+        for step in range(60):
+            yield (x + (2**step - 1), None)
+        return
+    if kind in ("right_of", "left_of"):
+        end, other = where[1], where[2]
+        width = Fraction(1) if other is None else abs(other - end)
+        for step in range(60):
+            w = width / 2**step
+            yield (end, end + w) if kind == "right_of" else (end - w, end)
+        return
+    if kind == "point":
+        x = where[1]
+        for step in range(60):
+            w = Fraction(1, 2**step)
+            yield (x - w, x + w)
+
+
+def _describe(low, high) -> str:
+    left = "(-inf" if low is None else f"[{float(low):.6g}"
+    right = "+inf)" if high is None else f"{float(high):.6g}]"
+    return f"{left}, {right}"
+
+
+def _witness_decision(mechanism, outputs, dataset, neighbor, loss: PairLoss, eps: Fraction, epsilon, inputs):
+    """Build an output set S near the supremum, compute P(S), Q(S) exactly, let the engine decide."""
+    first, second = outputs[dataset], outputs[neighbor]
+    given = {frozenset(p) for p in inputs}
+
+    def is_given(a, b) -> bool:
+        return frozenset((a, b)) in given
+
+    factor = ExpSum.exp(eps)
+    where_found = loss.where
+    if not where_found:
+        return None  # no location of the supremum: no output set to build
+    kind = where_found[0]
+    sets = []
+    if kind == "atom":
+        outcome = where_found[1]
+        sets.append((repr(outcome), first.atoms[outcome], second.atoms.get(outcome, ExpSum())))
+    elif kind == "density":
+        label, where = where_found[1], where_found[2]
+        p, q = first.densities[label], second.densities.get(label, PiecewiseExp.constant(0))
+        for low, high in _candidate_sets(where):
+            sets.append((f"{label} in {_describe(low, high)}", p.integral(low, high), q.integral(low, high)))
+    elif kind == "product":
+        wheres = where_found[1]
+        generators = [None if w is None else list(_candidate_sets(w)) for w in wheres]
+        for step in range(60):
+            P, Q, parts = ExpSum.constant(1), ExpSum.constant(1), []
+            for i, g in enumerate(generators):
+                if g is None:
+                    continue
+                low, high = g[min(step, len(g) - 1)]
+                P = P * first.factors[i].integral(low, high)
+                Q = Q * second.factors[i].integral(low, high)
+                parts.append(f"x{i} in {_describe(low, high)}")
+            sets.append((" and ".join(parts) or "everything", P, Q))
+    for description, P, Q in sets:
+        if (P - factor * Q).sign() > 0:
+            complement = f"not ({description})"
+            p_map = {description: P.to_sympy(), complement: (1 - P).to_sympy()}
+            q_map = {description: Q.to_sympy(), complement: (1 - Q).to_sympy()}
+            return decide_pair(p_map, q_map, epsilon, 0, dataset=dataset, neighbor=neighbor, is_neighbor=is_given)
+    return None

@@ -1,0 +1,406 @@
+"""Audits: claims checked on instances, as rows of a table with an expectation each.
+
+An :class:`AuditCase` is the one way to declare an audit row: the claim's id (any label the audit
+module chooses), the mechanism it is checked on, the instance parameters, a ``run`` function that
+measures the instance exactly and returns a :class:`Measurement`, and what the row expects
+(:class:`Expect`): the claim HOLDS, the mechanism is a mutant that must be VIOLATED (``parent``
+names its parent), or the row is MEASURED only (a finding, no verdict asserted). Rows that share a
+:class:`SweepSeries` form one table and plot in the report (an O(eps) claim as eps shrinks).
+
+Audits are found through the entry-point group ``dpverify.audits`` (:func:`load_audits`): each
+entry point names an audit module — any object with ``cases()`` returning audit cases and,
+optionally, ``CLAIMS``, a mapping from claim id to a measurement function taking instance keyword
+arguments (``dpverify claim``) — or a list of them. A package adds its own audits by declaring
+such an entry point; dpverify itself knows no claim.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from dpverify.verdict.assumptions import Assumption, assuming
+from dpverify.verdict.engine import Verdict
+
+__all__ = [
+    "AuditCase",
+    "Expect",
+    "SweepSeries",
+    "Measurement",
+    "AuditRow",
+    "run_audit",
+    "format_table",
+    "load_audits",
+    "audit_cases",
+    "claim_measurements",
+    "ENTRY_POINT_GROUP",
+]
+
+#: The entry-point group under which packages register audit modules.
+ENTRY_POINT_GROUP = "dpverify.audits"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """What one audit case measured.
+
+    Attributes:
+        epsilon_star: worst-case epsilon measured (pure eps*, or eps at which delta* is read).
+        delta_star: worst-case delta at the claimed epsilon (0.0 for pure claims that hold).
+        claimed_epsilon, claimed_delta: the claim's explicit constants on this instance.
+        verdict: the engine's :class:`dpverify.Verdict` (None for measured-only rows). A plain
+            bool is refused: every row's verdict comes from the engine.
+        witness: a printable witness when violated.
+        details: extra figures for the report (slack, sweep rows, per-step values).
+        assumptions: what the verdict could rest on and how it stands
+            (:class:`dpverify.verdict.assumptions.Assumption`); an accepted one is shown with the verdict.
+    """
+
+    epsilon_star: float
+    delta_star: float
+    claimed_epsilon: float
+    claimed_delta: float
+    verdict: Verdict | None
+    witness: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    assumptions: tuple[Assumption, ...] = ()
+
+    @property
+    def assuming(self) -> str:
+        """The accepted assumptions as ``"assuming ... (tested on ...)"``, else ``""``."""
+        return assuming(self.assumptions)
+
+    def __post_init__(self) -> None:
+        if self.verdict is not None and not isinstance(self.verdict, Verdict):
+            raise TypeError(
+                f"Measurement.verdict must be a dpverify.Verdict from the engine (or None when "
+                f"measured only), got {self.verdict!r}"
+            )
+
+    @property
+    def holds(self) -> bool | None:
+        """``verdict.passes`` (None for measured-only rows)."""
+        return None if self.verdict is None else self.verdict.passes
+
+    @classmethod
+    def from_result(cls, result: Any, **details: Any) -> Measurement:
+        """A :func:`dpverify.verify` result as a measurement: eps*, delta, the claim, the engine's
+        verdict and witness; pairs, datasets and certified pairs in the details (plus ``details``)."""
+        info = {"pairs": result.pairs, "datasets": result.datasets, "certified_pairs": result.certified_pairs,
+                "neighbors": result.neighbors, "exchangeability": result.exchangeability, **details}
+        return cls(result.epsilon, result.delta, float(result.claimed_epsilon), float(result.claimed_delta),
+                   result.verdict, str(result.witness) if result.witness else None, info,
+                   tuple(getattr(result, "assumptions", ())))
+
+    def measured_only(self) -> Measurement:
+        """The same figures with no verdict (a lemma's preconditions were not met)."""
+        return Measurement(self.epsilon_star, self.delta_star, self.claimed_epsilon, self.claimed_delta, None,
+                           self.witness, self.details, self.assumptions)
+
+
+class Expect(enum.Enum):
+    """What an audit row expects of its verdict."""
+
+    HOLDS = "holds"  #: the verdict must pass (HOLDS or HOLDS_WITHIN_ROUNDING)
+    VIOLATED = "violated"  #: a mutant: the verdict must be VIOLATED, with a witness
+    MEASURED = "measured"  #: a finding: figures reported, no verdict asserted
+
+
+@dataclass(frozen=True)
+class SweepSeries:
+    """Rows sharing a series form one table and one plot in the report: the measured ratio
+    ``eps*/x`` and the claim's ``claimed/x`` against the swept parameter ``x``.
+
+    Attributes:
+        name: the series' title in the report.
+        variable: the parameter swept (read from the row's parameters).
+        columns: parameter or detail keys shown beside the ratios (details win on a clash).
+    """
+
+    name: str
+    variable: str = "epsilon"
+    columns: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AuditCase:
+    """One row of an audit: a claim checked on one instance.
+
+    Attributes:
+        claim: the claim's id in its audit module (``"C1"``, ``"BENCH"``).
+        mechanism: the name the row is reported under.
+        parameters: the instance (JSON-serialisable values; shown abbreviated in tables).
+        run: measures the instance exactly.
+        description: one or two sentences for the report.
+        expect: HOLDS (default), VIOLATED (a mutant; then ``parent`` names its parent) or
+            MEASURED (no verdict asserted).
+        parent: the mechanism a mutant breaks (the claim checked is the parent's).
+        sweep: the report series this row belongs to, if any.
+        shown: the instance as tables show it (default: ``key=value`` for every parameter, floats
+            to 4 digits); :func:`audit_cases` fills it from the audit's ``instance(parameters)``.
+    """
+
+    claim: str
+    mechanism: str
+    parameters: Mapping[str, Any]
+    run: Callable[[], Measurement]
+    description: str = ""
+    expect: Expect = Expect.HOLDS
+    parent: str | None = None
+    sweep: SweepSeries | None = None
+    shown: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.expect, Expect):
+            raise TypeError(f"AuditCase.expect must be an Expect, got {self.expect!r}")
+        if self.parent is not None and self.expect is Expect.HOLDS:
+            raise ValueError(
+                f"audit row {self.claim}/{self.mechanism} names parent={self.parent!r} but expects "
+                f"the claim to hold; a mutant expects Expect.VIOLATED (or Expect.MEASURED)."
+            )
+        if self.expect is Expect.VIOLATED and self.parent is None:
+            raise ValueError(
+                f"audit row {self.claim}/{self.mechanism} expects a violation: name the parent it breaks "
+                f"with parent=..."
+            )
+
+    @property
+    def expect_violation(self) -> bool:
+        return self.expect is Expect.VIOLATED
+
+    @property
+    def measured_only(self) -> bool:
+        return self.expect is Expect.MEASURED
+
+    @property
+    def instance(self) -> str:
+        """The instance as tables show it: ``shown``, else ``key=value`` pairs (floats to 4 digits)."""
+        if self.shown is not None:
+            return self.shown
+        return ", ".join(f"{key}={value:.4g}" if isinstance(value, float) else f"{key}={value}"
+                         for key, value in self.parameters.items())
+
+
+#: How each state reads in tables (the JSON carries the state's name in "verdict").
+_SHOWN = {
+    Verdict.HOLDS: "holds",
+    Verdict.HOLDS_WITHIN_ROUNDING: "holds (within rounding)",
+    Verdict.VIOLATED: "VIOLATED",
+    Verdict.UNDECIDED: "UNDECIDED",
+}
+
+
+@dataclass(frozen=True)
+class AuditRow:
+    case: AuditCase
+    measurement: Measurement
+    seconds: float
+
+    @property
+    def as_expected(self) -> bool:
+        """Measured-only rows have no expectation; an UNDECIDED verdict is never as expected; a
+        mutant must be VIOLATED; every other row must pass (HOLDS or HOLDS_WITHIN_ROUNDING)."""
+        verdict = self.measurement.verdict
+        if self.case.measured_only or verdict is None:
+            return True
+        if verdict is Verdict.UNDECIDED:
+            return False
+        if self.case.expect_violation:
+            return verdict is Verdict.VIOLATED
+        return verdict.passes
+
+    @property
+    def verdict(self) -> str:
+        """The engine's state as shown in tables (``measured`` when there is none)."""
+        verdict = self.measurement.verdict
+        if self.case.measured_only or verdict is None:
+            return "measured"
+        text = _SHOWN[verdict]
+        if verdict.passes and self.measurement.assuming:
+            text += ", assuming"  # what is assumed: the table's notes, the JSON's "assuming"
+        if self.case.expect_violation:
+            text += " (expected)" if verdict is Verdict.VIOLATED else " (MUTANT MISSED)"
+        elif not self.as_expected:
+            text += " (NOT AS EXPECTED)"
+        return text
+
+    @property
+    def slack(self) -> float:
+        """Distance to the claim in the claim's own currency: claimed delta - delta* for
+        (eps, delta) claims, claimed eps - eps* for pure ones (negative when violated)."""
+        m = self.measurement
+        if m.claimed_delta:
+            return float(m.claimed_delta) - float(m.delta_star)
+        return float(m.claimed_epsilon) - float(m.epsilon_star)
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.measurement
+        return {
+            "claim": self.case.claim,
+            "mechanism": self.case.mechanism,
+            "parameters": self.case.parameters,
+            "epsilon_star": _finite(m.epsilon_star),
+            "delta_star": _finite(m.delta_star),
+            "claimed_epsilon": _finite(m.claimed_epsilon),
+            "claimed_delta": _finite(m.claimed_delta),
+            "holds": m.holds,
+            "verdict": None if m.verdict is None else m.verdict.value,
+            "slack": _finite(self.slack),
+            "expected_violation": self.case.expect_violation,
+            "measured_only": self.case.measured_only,
+            "as_expected": self.as_expected,
+            "seconds": round(self.seconds, 4),
+            "description": self.case.description,
+            "witness": m.witness,
+            "assuming": m.assuming or None,
+            "assumptions": [a.to_json() for a in m.assumptions],
+            "details": m.details,
+        }
+
+
+def _finite(value: float) -> float | str | None:
+    """JSON has no infinity: +inf is written as the string "inf"; a figure not computed (nan) as null."""
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def run_audit(
+    cases: Iterable[AuditCase],
+    *,
+    progress: bool | Callable[[str], None] | None = None,
+    executor: Any = None,
+) -> list[AuditRow]:
+    """Run every case in order, timing each.
+
+    Args:
+        cases: the audit cases.
+        progress: a callable receiving one line per row, or True for a progress bar on stderr (rows
+            done, the current row, an ETA; shown once the audit has run for two seconds).
+        executor: where every row's work runs (:mod:`dpverify.parallel.executors`: ``"processes"``,
+            ``"dask"``, a Dask client...), one pool or cluster for the whole audit; the figures are
+            those of the serial run.
+    """
+    from dpverify.parallel.executors import use_executor
+
+    rows = []
+    cases = list(cases)
+    bar = None
+    if progress is True:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(cases), unit=" rows", delay=2.0, file=sys.stderr, dynamic_ncols=True, leave=False)
+    try:
+        with use_executor(executor):
+            for index, case in enumerate(cases, 1):
+                if bar is not None:
+                    bar.set_description(f"{case.claim} {case.mechanism}", refresh=False)
+                elif callable(progress):
+                    progress(f"[{index}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance})")
+                started = time.perf_counter()
+                measurement = case.run()
+                rows.append(AuditRow(case, measurement, time.perf_counter() - started))
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+def _number(value: float) -> str:
+    if isinstance(value, str):
+        return value
+    if math.isinf(value):
+        return "inf"
+    if math.isnan(value):
+        return "n/a"  # not computed (e.g. delta for a continuous output, decided for pure claims)
+    return f"{value:.4g}"
+
+
+def format_table(rows: Sequence[AuditRow]) -> str:
+    """A fixed-width text table: claim, mechanism, instance, eps*, claimed eps, delta*, claimed delta,
+    verdict, seconds."""
+    header = ("claim", "mechanism", "instance", "eps*", "claim eps", "delta*", "claim delta", "verdict", "s")
+    body = [
+        (
+            r.case.claim,
+            r.case.mechanism,
+            r.case.instance if len(r.case.instance) <= 72 else r.case.instance[:69] + "...",
+            _number(r.measurement.epsilon_star),
+            _number(r.measurement.claimed_epsilon),
+            _number(r.measurement.delta_star),
+            _number(r.measurement.claimed_delta),
+            r.verdict,
+            f"{r.seconds:.2f}",
+        )
+        for r in rows
+    ]
+    widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
+    notes = [r for r in rows if r.verdict.startswith("holds") and r.measurement.assuming]
+    if notes:
+        lines.append("")
+        lines.append("holds, assuming: the verdict rests on an assumption the audit accepted, tested but not proved:")
+        lines += [f"  {r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}" for r in notes]
+    return "\n".join(lines)
+
+
+def stderr_progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def load_audits() -> list[Any]:
+    """Every audit registered under the entry-point group ``dpverify.audits``, in order: the entry
+    point named ``dpverify`` first (the audits shipped with the project), the others by name. An
+    entry point's object is an audit (``cases()``, optional ``CLAIMS``) or a list of audits."""
+    from importlib.metadata import entry_points
+
+    found = sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: (e.name != "dpverify", e.name))
+    audits: list[Any] = []
+    for entry in found:
+        target = entry.load()
+        for audit in target if isinstance(target, (list, tuple)) else [target]:
+            if not callable(getattr(audit, "cases", None)):
+                raise TypeError(
+                    f"entry point {entry.name} = {entry.value} in group {ENTRY_POINT_GROUP!r} must name an "
+                    f"object with a cases() function (or a list of them), got {audit!r}"
+                )
+            audits.append(audit)
+    return audits
+
+
+def audit_cases(audits: Iterable[Any] | None = None) -> list[AuditCase]:
+    """Every case of every audit (``load_audits()`` by default), in report order. An audit with an
+    ``instance(parameters) -> str`` function decides how its rows' instances are shown."""
+    cases: list[AuditCase] = []
+    for audit in load_audits() if audits is None else audits:
+        show = getattr(audit, "instance", None)
+        for case in audit.cases():
+            if not isinstance(case, AuditCase):
+                raise TypeError(f"{audit!r}.cases() must return AuditCase rows, got {case!r}")
+            if show is not None and case.shown is None:
+                case = replace(case, shown=show(case.parameters))
+            cases.append(case)
+    return cases
+
+
+def claim_measurements(audits: Iterable[Any] | None = None) -> dict[str, Callable[..., Measurement]]:
+    """Claim id -> measurement function taking instance keyword arguments, over every audit's
+    ``CLAIMS`` (``dpverify claim``). Two audits claiming one id is an error."""
+    merged: dict[str, Callable[..., Measurement]] = {}
+    for audit in load_audits() if audits is None else audits:
+        for claim, measure in getattr(audit, "CLAIMS", {}).items():
+            if claim in merged and merged[claim] is not measure:
+                raise ValueError(f"claim {claim!r} is measured by two audits ({merged[claim]!r} and {measure!r})")
+            merged[claim] = measure
+    return merged

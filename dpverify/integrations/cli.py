@@ -1,0 +1,478 @@
+"""Command line: ``dpverify check``, ``dpverify audit``, ``dpverify claim``, ``dpverify list``.
+
+The audits and claims come from the entry-point group ``dpverify.audits`` (:mod:`dpverify.integrations.audit`).
+
+Exit codes (one policy for every subcommand; :data:`EXIT_CODES`, also shown by ``dpverify --help``):
+
+* 0 — the claim holds: HOLDS or HOLDS_WITHIN_ROUNDING (audit: every row as expected).
+* 1 — VIOLATED, the witness printed (audit: a row not as expected: a claim violated, a mutant
+  missed).
+* 2 — usage error, nothing was run: bad arguments, :class:`~dpverify.errors.InvalidArgument` (and
+  :class:`~dpverify.errors.EnumerationTooLarge`), an unknown callable or claim, an ``--output``
+  that is a file, lies under a missing directory or cannot be written (checked before any work).
+* 3 — no verdict, the mechanism or the environment failed: :class:`~dpverify.errors.MechanismError`
+  (the dataset is named), :class:`~dpverify.errors.NondeterministicMechanism`,
+  :class:`~dpverify.errors.EnvironmentFailure`, an ``OSError``, an executor failure, or any other
+  unexpected exception (then also printed with its traceback: it may be a bug in dpverify). An audit
+  stops at the first row that fails this way and names it.
+* 4 — UNDECIDED: the claim was neither proved nor refuted (the summary says why and the fix). An
+  audit exits 4 when its only rows not as expected are UNDECIDED ones, else 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+import tempfile
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from dpverify import __version__
+from dpverify.errors import (
+    DpverifyError,
+    EnvironmentFailure,
+    InvalidArgument,
+    MechanismError,
+    NondeterministicMechanism,
+)
+from dpverify.validation import exact_number
+
+__all__ = [
+    "main", "build_parser", "EXIT_CODES", "EXIT_HOLDS", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILURE", "EXIT_UNDECIDED",
+]
+
+EXIT_HOLDS = 0  #: HOLDS or HOLDS_WITHIN_ROUNDING (audit: every row as expected)
+EXIT_VIOLATED = 1  #: VIOLATED (audit: a row not as expected)
+EXIT_USAGE = 2  #: bad arguments or invalid input; nothing was run
+EXIT_FAILURE = 3  #: no verdict: the mechanism or the environment failed
+EXIT_UNDECIDED = 4  #: UNDECIDED: neither proved nor refuted
+
+#: The exit-code policy as ``dpverify --help`` shows it.
+EXIT_CODES = """\
+exit codes:
+  0  the claim holds: HOLDS or HOLDS_WITHIN_ROUNDING (audit: every row as expected)
+  1  VIOLATED, with the witness printed (audit: a row not as expected: a claim
+     violated or a mutant missed)
+  2  usage error, nothing was run: bad arguments, an invalid input (InvalidArgument,
+     EnumerationTooLarge), an unknown callable or claim, an --output that is a file,
+     lies under a missing directory or cannot be written (checked before any work)
+  3  no verdict, the mechanism or the environment failed: MechanismError (the
+     dataset is named), NondeterministicMechanism, EnvironmentFailure, OSError, an
+     executor failure, or an unexpected exception (printed with its traceback; it
+     may be a bug in dpverify); an audit stops at the failing row and names it
+  4  UNDECIDED: neither proved nor refuted; the summary says why and the fix (audit:
+     the only rows not as expected are UNDECIDED)"""
+
+
+_ALLOWED_NAMES = {"log", "ln", "exp", "sqrt", "pi", "E"}
+
+
+def _parse_number(text: str, name: str) -> Any:
+    """A float literal stays a float, read like ``0.1`` in Python (by the one policy of
+    :mod:`dpverify.validation`: ``--epsilon 0.1`` and ``epsilon=0.1`` are the same claim); an
+    expression of numbers, + - * / ** ( ) and log, ln, exp, sqrt, pi, E becomes an exact value
+    (``1/3`` a Fraction, ``log(3)`` a sympy number). Nothing else is evaluated."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    names = set(re.findall(r"[A-Za-z_]+", text))
+    if not re.fullmatch(r"[0-9A-Za-z_+\-*/().\s]+", text) or not names <= _ALLOWED_NAMES:
+        raise InvalidArgument(
+            f"--{name} must be a number or an expression such as log(3) or 1/3 (names allowed: "
+            f"{', '.join(sorted(_ALLOWED_NAMES))}), got {text!r}."
+        )
+    import sympy  # only for exact expressions: the CLI starts without it
+
+    try:
+        value = sympy.sympify(text.replace("ln", "log"), rational=True)
+    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+        value = None
+    if not isinstance(value, sympy.Basic) or value.free_symbols or not value.is_real:
+        raise InvalidArgument(f"--{name} must be a real number or expression like log(3), got {text!r}.")
+    return exact_number(f"--{name}", value)
+
+
+def _parse_parameter(text: str) -> Any:
+    """A --set value: a Python literal (``4``, ``0.2``, ``'first'``), a fraction (``1/3``) or text."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        pass
+    try:
+        return Fraction(text)
+    except ValueError:
+        return text
+
+
+def _load_callable(spec: str) -> Any:
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise InvalidArgument(f"mechanism must be given as MODULE:CALLABLE, got {spec!r}.")
+    sys.path.insert(0, "")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise InvalidArgument(f"cannot import module {module_name!r}: {error}.") from None
+    target: Any = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise InvalidArgument(f"module {module_name!r} has no attribute {attribute!r}.") from None
+    if not callable(target):
+        raise InvalidArgument(f"{spec} is not callable.")
+    return target
+
+
+def _parse_records(args: argparse.Namespace) -> tuple:
+    from dpverify.finite.records import labeled_records
+
+    if args.domain_size is not None:
+        return labeled_records(args.domain_size)
+    if args.records is None:
+        raise InvalidArgument("give the record universe: --records '[0, 1]' or --domain-size 3.")
+    try:
+        value = ast.literal_eval(args.records)
+    except (ValueError, SyntaxError):
+        raise InvalidArgument(
+            f"--records must be a Python literal list such as '[0, 1]' or '[(0, 0), (0, 1)]', got {args.records!r}."
+        ) from None
+    if not isinstance(value, (list, tuple)):
+        raise InvalidArgument(f"--records must be a list, got {args.records!r}.")
+    return tuple(value)
+
+
+def _progress_wanted(flag: bool | None) -> bool:
+    """--progress / --no-progress, else a bar when stderr is a terminal."""
+    return sys.stderr.isatty() if flag is None else flag
+
+
+def _verdict_exit(verdict: Any) -> int:
+    """The exit code of an engine verdict: 0 passes, 1 VIOLATED, 4 UNDECIDED (0 with no verdict:
+    a row measured only)."""
+    from dpverify.verdict.engine import Verdict
+
+    if verdict is None or verdict.passes:
+        return EXIT_HOLDS
+    return EXIT_UNDECIDED if verdict is Verdict.UNDECIDED else EXIT_VIOLATED
+
+
+def _undecided_note(undecided_pairs: int = 0) -> str:
+    """What an UNDECIDED verdict means and what to do about it, printed after the summary."""
+    if undecided_pairs:
+        why = (f"{undecided_pairs} pair(s) could not be decided exactly; to decide them, return exact "
+               "probabilities (Fraction, sympy) or offer exact_distribution(dataset).")
+    else:
+        why = "the lines above say which part could not be decided and how to decide it."
+    return f"UNDECIDED (exit {EXIT_UNDECIDED}): the claim was neither proved nor refuted (no violation was found); {why}"
+
+
+def _output_directory(text: str) -> Path:
+    """The ``--output`` directory, checked before any work starts: not a file, under an existing
+    directory (only the last component is created), writable there. Raises InvalidArgument (exit 2)."""
+    path = Path(text).expanduser()
+    if os.path.lexists(path) and not path.is_dir():
+        raise InvalidArgument(
+            f"--output {text!r} exists and is not a directory; give a directory for audit.json, audit.md "
+            "and audit.html (it is created if its parent exists), e.g. --output reports."
+        )
+    probe = path
+    if not path.exists():
+        probe = path.absolute().parent
+        if not probe.is_dir():
+            raise InvalidArgument(
+                f"--output {text!r}: its parent directory {probe} does not exist (dpverify creates only the "
+                f"last directory of the path); create it first (mkdir -p {probe}) or choose another --output."
+            )
+    try:
+        handle, name = tempfile.mkstemp(dir=probe, prefix=".dpverify-write-test-")
+        os.close(handle)
+        os.remove(name)
+    except OSError as error:
+        raise InvalidArgument(
+            f"--output {text!r}: cannot write in {probe} ({error.strerror or error}); choose a directory you "
+            "can write to, or fix its permissions."
+        ) from None
+    return path
+
+
+class _RowFailed(Exception):
+    """An audit row raised (the exception is the ``__cause__``); carries the row for the message."""
+
+    def __init__(self, row: str) -> None:
+        super().__init__(row)
+        self.row = row
+
+
+def _reporting_row(case: Any) -> Any:
+    """``case`` whose run, when it raises, says which row failed (:class:`_RowFailed`)."""
+    run: Callable[[], Any] = case.run
+    row = f"audit row {case.claim}/{case.mechanism} ({case.instance})"
+
+    def reporting() -> Any:
+        try:
+            return run()
+        except Exception as error:
+            raise _RowFailed(row) from error
+
+    return replace(case, run=reporting)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from dpverify.checking.checker import verify
+    from dpverify.verdict.assumptions import blocking
+
+    mechanism = _load_callable(args.mechanism)
+    result = verify(
+        mechanism,
+        records=_parse_records(args),
+        n=args.n,
+        epsilon=_parse_number(args.epsilon, "epsilon"),
+        delta=_parse_number(args.delta, "delta"),
+        neighbors=args.neighbors,
+        exchangeable=args.exchangeable,
+        max_pairs=args.max_pairs,
+        progress=_progress_wanted(args.progress),
+        executor=args.executor,
+        seed=args.seed,
+    )
+    print(result.summary())
+    code = _verdict_exit(result.verdict)
+    if code == EXIT_UNDECIDED:
+        print(_undecided_note(result.undecided))
+        if any(a.name == "exchangeable" for a in blocking(getattr(result, "assumptions", ()))):
+            print("On the command line: --assume-exchangeable accepts the declaration (the verdict then says it "
+                  "assumes it), --black-box checks every ordered dataset, or choose a smaller --n or fewer records.")
+    return code
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from dpverify.integrations.audit import audit_cases, format_table, run_audit, stderr_progress
+    from dpverify.integrations.report import audit_document, write_reports
+    from dpverify.verdict.engine import Verdict
+
+    output = _output_directory(args.output) if args.output else None  # before any work
+    cases = audit_cases()
+    if args.claim:
+        wanted = {c.upper() for c in args.claim}
+        cases = [c for c in cases if c.claim.upper() in wanted or c.claim.split("(")[0].upper() in wanted]
+        if not cases:
+            raise InvalidArgument(f"no audit case for --claim {args.claim}; see `dpverify list`.")
+    if args.quiet or args.format == "json":
+        progress: Any = None
+    else:
+        progress = True if sys.stderr.isatty() else stderr_progress  # a bar on a terminal, lines in a log
+    rows = run_audit([_reporting_row(case) for case in cases], progress=progress, executor=args.executor)
+    if args.format == "json":
+        print(json.dumps(audit_document(rows), indent=2, default=str))
+    else:
+        print(format_table(rows))
+    if output is not None:
+        output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
+        paths = write_reports(rows, output)
+        if args.format != "json":
+            print("\nreport written: " + ", ".join(str(p) for p in paths))
+    failed = [r for r in rows if not r.as_expected]
+    undecided = [r for r in failed if r.measurement.verdict is Verdict.UNDECIDED]
+    wrong = [r for r in failed if r.measurement.verdict is not Verdict.UNDECIDED]
+    if args.format != "json":
+        if wrong:
+            print(f"\n{len(wrong)} row(s) not as expected: " + ", ".join(f"{r.case.claim}/{r.case.mechanism}" for r in wrong))
+        if undecided:
+            print(f"\n{len(undecided)} row(s) UNDECIDED (neither proved nor refuted; their rows say why): "
+                  + ", ".join(f"{r.case.claim}/{r.case.mechanism}" for r in undecided))
+    if wrong:
+        return EXIT_VIOLATED
+    return EXIT_UNDECIDED if undecided else EXIT_HOLDS
+
+
+def _claim(args: argparse.Namespace) -> int:
+    from dpverify.integrations.audit import AuditCase, Expect, claim_measurements, format_table, run_audit
+
+    measurements = claim_measurements()
+    measure = measurements.get(args.claim_id.upper())
+    if measure is None:
+        raise InvalidArgument(f"unknown claim {args.claim_id!r}; choose one of {sorted(measurements)}.")
+    parameters: dict[str, Any] = {}
+    for item in args.set or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise InvalidArgument(f"--set takes KEY=VALUE, got {item!r}.")
+        parameters[key] = _parse_parameter(text)
+    if args.outside_preconditions:
+        parameters["outside_preconditions"] = True
+    try:
+        inspect.signature(measure).bind(**parameters)
+    except TypeError as error:
+        raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
+    except ValueError:  # no signature to read (a builtin): the call itself says
+        pass
+    try:
+        run = lambda: measure(**parameters)  # noqa: E731
+        rows = run_audit([AuditCase(args.claim_id.upper(), "user instance", parameters, run, expect=Expect.HOLDS)])
+    except TypeError as error:
+        raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
+    except InvalidArgument as error:
+        raise InvalidArgument(f"{error} (on the command line: --outside-preconditions)") from None
+    print(format_table(rows))
+    measurement = rows[0].measurement
+    if measurement.witness:
+        print("\nwitness:\n" + measurement.witness)
+    for key, value in measurement.details.items():
+        print(f"{key}: {value}")
+    code = _verdict_exit(measurement.verdict)
+    if code == EXIT_UNDECIDED:
+        print(_undecided_note())
+    return code
+
+
+def _list(args: argparse.Namespace) -> int:
+    from dpverify.integrations.audit import audit_cases
+
+    for case in audit_cases():
+        print(f"{case.claim:6} {case.mechanism:40} {case.instance}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dpverify", description="Exact verification of differential-privacy claims.", epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"dpverify {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def command(name: str, help: str, codes: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=f"{help} ({codes})", description=f"{help[0].upper()}{help[1:]}.",
+                              epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    check = command("check", "verify one mechanism exhaustively",
+                    "exit 0 holds, 1 violated, 2 usage, 3 mechanism or environment failed, 4 undecided")
+    check.add_argument("mechanism", help="MODULE:CALLABLE, a callable dataset -> {outcome: probability}")
+    check.add_argument("--records", help="the record universe as a Python literal, e.g. '[0, 1]'")
+    check.add_argument("--domain-size", type=int, help="shorthand: records (x, y) for x < DOMAIN_SIZE, y in {0, 1}")
+    check.add_argument("--n", type=int, required=True, help="dataset size")
+    check.add_argument("--epsilon", required=True, help="claimed epsilon: a float or an exact expression such as log(3)")
+    check.add_argument("--delta", default="0", help="claimed delta (default 0)")
+    check.add_argument("--neighbors", default="substitute", help="substitute (default) or add_remove")
+    order = check.add_mutually_exclusive_group()
+    order.add_argument("--exchangeable", action="store_const", const=True, default=None,
+                       help="declare the mechanism order-invariant: proved on every ordering when the instance is "
+                            "small enough, else tested and the verdict is UNDECIDED (exit 4)")
+    order.add_argument("--assume-exchangeable", dest="exchangeable", action="store_const", const="assume",
+                       help="as --exchangeable, but accept the declaration where it cannot be proved (the verdict "
+                            "then says it assumes it)")
+    order.add_argument("--black-box", dest="exchangeable", action="store_const", const=False,
+                       help="ignore the mechanism's own exchangeability declaration: check every ordered dataset")
+    check.add_argument("--seed", type=int, default=None,
+                       help="seed of the random tests (exchangeability, determinism); the summary reports it")
+    check.add_argument("--max-pairs", type=int, default=5_000_000, help="refuse larger enumerations")
+    check.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="a progress bar with an ETA on stderr (default: when stderr is a terminal)")
+    check.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
+                       help="run on this machine's cores (processes) or a Dask LocalCluster (dask); same result")
+    check.set_defaults(handler=_check)
+
+    audit = command("audit", "audit every claim on its default instance",
+                    "exit 0 every row as expected, 1 a row not, 2 usage, 3 a row failed, 4 a row undecided")
+    audit.add_argument("--format", choices=("table", "json"), default="table")
+    audit.add_argument("--output", metavar="DIR",
+                       help="directory for audit.json, audit.md and audit.html (e.g. reports); checked before the "
+                            "audit runs: created if its parent exists, exit 2 if it is a file, its parent is "
+                            "missing or it cannot be written")
+    audit.add_argument("--claim", action="append", help="only this claim id (repeatable); see `dpverify list`")
+    audit.add_argument("--quiet", action="store_true", help="no progress bar or lines")
+    audit.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
+                       help="one process pool (processes) or Dask LocalCluster (dask) for every row; same figures")
+    audit.set_defaults(handler=_audit)
+
+    claim = command("claim", "check one registered claim on an instance of your choice",
+                    "exit 0 holds or measured, 1 violated, 2 usage, 3 mechanism or environment failed, 4 undecided")
+    claim.add_argument("claim_id", help="a claim id with a measurement (an unknown id lists them)")
+    claim.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2")
+    claim.add_argument("--outside-preconditions", action="store_true",
+                       help="measure even where the lemma's preconditions fail (the claim is then not asserted)")
+    claim.set_defaults(handler=_claim)
+
+    listing = command("list", "list the audit cases", "exit 0, 3 if an audit cannot be loaded")
+    listing.set_defaults(handler=_list)
+    return parser
+
+
+def _explain(error: BaseException) -> str:
+    """The original exception behind a dpverify error, and its dataset, when the message lacks them."""
+    message = str(error)
+    extra = []
+    dataset = getattr(error, "dataset", None)
+    if dataset is not None and repr(dataset) not in message:
+        extra.append(f"dataset: {dataset!r}")
+    cause = error.__cause__ or getattr(error, "original", None)
+    if cause is not None and f"{type(cause).__name__}: {cause}" not in message:
+        extra.append(f"original exception: {type(cause).__name__}: {cause}")
+    return message + (f" ({'; '.join(extra)})" if extra else "")
+
+
+def _is_executor_failure(error: BaseException) -> bool:
+    """A process pool whose worker died, or an exception of Dask's distributed scheduler (a killed
+    worker, a closed connection)."""
+    return isinstance(error, concurrent.futures.BrokenExecutor) or type(error).__module__.split(".")[0] == "distributed"
+
+
+def _failed(error: Exception, row: str | None) -> int:
+    """Print why no verdict was given (one paragraph on stderr) and return the exit code: 2 for an
+    invalid argument, else 3. An unexpected exception is printed with its traceback first."""
+    where = f" in {row}" if row else ""
+    if isinstance(error, InvalidArgument):
+        print(f"dpverify: error{where}: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(error, (MechanismError, NondeterministicMechanism)):
+        what = "the mechanism failed"
+    elif isinstance(error, (EnvironmentFailure, OSError, MemoryError)):
+        what = "the environment failed"
+    elif _is_executor_failure(error):
+        what = "the executor failed"
+    elif isinstance(error, DpverifyError):
+        what = "dpverify could not go on"
+    else:
+        traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
+        print(
+            f"dpverify: no verdict{where}: unexpected {type(error).__module__}.{type(error).__qualname__}: {error}. "
+            "If your mechanism (or audit) raised it, fix it: the traceback above shows where; if it was raised "
+            "inside dpverify, it is a bug in dpverify: please report it with the traceback.",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
+    print(f"dpverify: no verdict{where}: {what}: {type(error).__name__}: {_explain(error)}", file=sys.stderr)
+    return EXIT_FAILURE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (see the module docstring: 0 holds, 1 violated,
+    2 usage, 3 the mechanism or the environment failed, 4 undecided)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except _RowFailed as failure:
+        cause = failure.__cause__
+        assert isinstance(cause, Exception)
+        return _failed(cause, failure.row)
+    except Exception as error:  # every error is a message and an exit code, never a verdict
+        return _failed(error, None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

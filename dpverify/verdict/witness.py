@@ -1,0 +1,78 @@
+"""A witness of a privacy claim's violation: two neighbouring datasets, an output set, both masses.
+
+``P(S) > e^eps Q(S) + delta`` with ``P = M(dataset)``, ``Q = M(neighbor)``, ``S = output_set`` —
+certified by the engine (:mod:`dpverify.verdict.engine`) before it is reported, and checked there to be a
+neighbour pair under the relation used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from dpverify.verdict.privacy_loss import exp_epsilon
+
+__all__ = ["Witness"]
+
+
+@dataclass(frozen=True)
+class Witness:
+    """A pair and output set: ``P(S) > e^eps Q(S) + delta`` (certified) with ``P = M(dataset)``,
+    ``Q = M(neighbor)``, ``S = output_set``.
+
+    For a verdict ``HOLDS_WITHIN_ROUNDING`` the closest pair is reported the same way with
+    ``within_rounding=True``: its nominal excess ``P(S) - e^eps Q(S) - delta`` is no larger than the
+    rounding its float probabilities may carry (``allowance``).
+    """
+
+    dataset: Any
+    neighbor: Any
+    output_set: frozenset
+    p: Any
+    q: Any
+    epsilon: Any
+    delta: Any
+    within_rounding: bool = False
+    allowance: float = 0.0
+
+    @property
+    def excess(self) -> float:
+        """``P(S) - e^eps Q(S) - delta`` for the values as given, evaluated in 200-bit interval
+        arithmetic (so a 1e-18 excess of a float over an exact claim is not lost), as a float."""
+        import mpmath
+
+        from dpverify.verdict._certify import to_interval
+
+        old = mpmath.iv.prec
+        try:
+            mpmath.iv.prec = 200
+            value = (
+                to_interval(self.p, 58)
+                - mpmath.iv.exp(to_interval(self.epsilon, 58)) * to_interval(self.q, 58)
+                - to_interval(self.delta, 58)
+            )
+            return float(value.mid)
+        finally:
+            mpmath.iv.prec = old
+
+    def __str__(self) -> str:
+        outcomes = sorted(self.output_set, key=repr)
+        shown = ", ".join(map(repr, outcomes[:6])) + (", ..." if len(outcomes) > 6 else "")
+        q = float(self.q)
+        bound = (exp_epsilon(self.epsilon) * q if q > 0 else 0.0) + float(self.delta)
+        relation = ">" if float(self.p) > bound else "<="
+        lines = [
+            f"D  = {self.dataset}",
+            f"D' = {self.neighbor}",
+            f"S  = {{{shown}}}",
+            f"P[M(D) in S] = {float(self.p):.12g}",
+            f"P[M(D') in S] = {q:.12g}",
+        ]
+        if not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
+            lines.append(f"exact: P[M(D) in S] is {self.p}, P[M(D') in S] is {self.q}")
+        lines.append(f"check: {float(self.p):.12g} {relation} e^eps * {q:.12g} + delta = {bound:.12g}")
+        if self.within_rounding:
+            lines.append(
+                f"within rounding: excess {self.excess:.3g} vs the float error allowance {self.allowance:.3g}"
+            )
+        return "\n".join(lines)

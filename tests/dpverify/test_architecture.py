@@ -1,0 +1,155 @@
+"""The package's architecture, checked: no import cycles, and each layer imports only from below.
+
+Imports are read from the source (``ast``), every one of them: module level, inside functions
+(deferred) and under ``TYPE_CHECKING``. A deferred import that closes a cycle is still a cycle.
+Old flat module paths (``dpverify.checker``, see :mod:`dpverify._moved`) are resolved to where the
+modules live now. See docs/architecture.md for the picture.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from dpverify._moved import MOVED
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "dpverify"
+
+#: The layers, lowest first: a module may import from its own layer and the layers below it.
+LAYERS = [
+    {"dpverify.errors", "dpverify.validation", "dpverify._moved"},
+    {"dpverify.finite"},
+    {"dpverify.parallel"},
+    {"dpverify.verdict"},
+    {"dpverify.densities"},
+    {"dpverify.checking"},
+    {"dpverify", "dpverify.integrations", "dpverify.__main__"},
+]
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The dpverify module an import of ``name`` loads (old flat paths mapped; ``a.b.c`` where
+    ``c`` is a name in module ``a.b``: ``a.b``)."""
+    if not (name == "dpverify" or name.startswith("dpverify.")):
+        return None
+    head, _, rest = name.partition(".")
+    first, _, tail = rest.partition(".")
+    if first in MOVED:
+        name = f"dpverify.{MOVED[first]}" + (f".{tail}" if tail else "")
+    while name not in MODULES and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name if name in MODULES else None
+
+
+def imports_of(module: str) -> set[str]:
+    """Every dpverify module ``module`` imports, anywhere in its source."""
+    tree = ast.parse(MODULES[module].read_text())
+    package = module if MODULES[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parent + ([base] if base else []))
+            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        for name in names:
+            target = _resolve(name)
+            if target is not None and target != module:
+                found.add(target)
+    return found
+
+
+def _layer(module: str) -> int:
+    for depth, layer in enumerate(LAYERS):
+        if module in layer or any(module.startswith(prefix + ".") for prefix in layer if prefix != "dpverify"):
+            return depth
+    raise AssertionError(f"{module} is in no layer: add its subpackage to LAYERS and to docs/architecture.md")
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def test_there_are_no_import_cycles():
+    assert _cycles(GRAPH) == []
+
+
+def test_the_cycle_check_finds_a_planted_cycle():
+    # a -> b -> c -> a is one component; d -> a is not in it.
+    planted = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(planted) == [["a", "b", "c"]]
+
+
+def test_the_import_reader_sees_deferred_imports():
+    # dpverify.verdict.engine imports the executors inside a function (its parallel sweep).
+    assert "dpverify.parallel.executors" in GRAPH["dpverify.verdict.engine"]
+    # an old flat path resolves to the module's new home
+    assert _resolve("dpverify.checker") == "dpverify.checking.checker"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_every_import_goes_down_the_layers(module):
+    upward = sorted(target for target in GRAPH[module] if _layer(target) > _layer(module))
+    assert upward == [], f"{module} (layer {_layer(module)}) imports from a higher layer: {upward}"
+
+
+def test_old_flat_paths_are_the_same_module_objects():
+    # documented paths such as dpverify.neighbors keep working, and patching either path patches both
+    for old, new in MOVED.items():
+        assert importlib.import_module(f"dpverify.{old}") is importlib.import_module(f"dpverify.{new}"), old
+    assert set(MOVED.values()) <= set(m.removeprefix("dpverify.") for m in MODULES)
