@@ -46,9 +46,9 @@ except ImportError:  # run from a checkout without PYTHONPATH / install
 import numpy as np
 
 from dpverify import analyze, verify
+from dpverify.finite.neighbors import pair_count, relation
 from dpverify.finite.records import labeled_records
 from dpverify.verdict.engine import DEFAULT_FLOAT_ERROR, sweep
-from dpverify.finite.neighbors import pair_count, relation
 from mechanisms.exponential import threshold_learner
 
 DOMAIN_SIZE = 4

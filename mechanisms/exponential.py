@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 import sympy
 
-from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import Dataset, thresholds
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import mutant
+from dpverify.finite.records import Dataset, thresholds
 from dpverify.validation import check_callable, check_epsilon, check_number, check_positive, check_type, exact_number
 
 __all__ = [

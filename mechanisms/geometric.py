@@ -35,8 +35,8 @@ import mpmath
 from sympy import QQ
 from sympy.polys.fields import field as _field
 
-from dpverify.errors import InvalidArgument
 from dpverify.densities.piecewise import ExpSum, as_fraction
+from dpverify.errors import InvalidArgument
 from mechanisms.noise import Geometric
 
 __all__ = ["GeometricNoisyMax", "RationalExp", "argmax_fractions"]

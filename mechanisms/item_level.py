@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import ConceptClass, Dataset
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes, mutant
+from dpverify.finite.records import ConceptClass, Dataset
 from dpverify.validation import check_epsilon, check_probability, check_type, exact_number
 from mechanisms.exponential import exponential_mechanism
 

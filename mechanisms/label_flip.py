@@ -18,8 +18,8 @@ from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from dpverify.finite.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.validation import check_callable, check_number
 
 __all__ = ["flip", "label_flip"]

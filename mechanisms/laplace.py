@@ -42,8 +42,8 @@ from typing import Any
 import mpmath
 import sympy
 
-from dpverify.finite.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.validation import check_bool, exact_number
 
 __all__ = [

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import ConceptClass
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import mutant
+from dpverify.finite.records import ConceptClass
 from dpverify.validation import check_choice, check_delta
 from mechanisms.exponential import exponential_rows
 

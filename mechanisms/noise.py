@@ -30,8 +30,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from dpverify.errors import InvalidArgument
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
+from dpverify.errors import InvalidArgument
 
 __all__ = [
     "Noise",

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from dpverify.errors import InvalidArgument
 from dpverify.densities.piecewise import as_fraction
+from dpverify.errors import InvalidArgument
 from mechanisms.noise import Exponential, Laplace, Noise, NoiseProgram, argmax_probabilities, max_density
 
 __all__ = ["ReportNoisyMax", "NoisyMaxValue", "NoisyHistogram", "noise_for"]

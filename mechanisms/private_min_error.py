@@ -24,8 +24,8 @@ from typing import Any
 import sympy
 
 from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import ConceptClass
 from dpverify.finite.mechanism import TwoNumberModes
+from dpverify.finite.records import ConceptClass
 from dpverify.validation import check_probability, exact_number
 from mechanisms.laplace import prob_noisy_at_most
 from mechanisms.user_data import (

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.records import ConceptClass
-from dpverify.errors import InvalidArgument
 from dpverify.validation import check_choice, check_integer, check_number, exact_number
 
 __all__ = ["parts_for", "RealizablePredictor", "PredictionLearner", "AGGREGATIONS"]

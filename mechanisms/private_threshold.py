@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import sympy
 
-from dpverify.finite.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes, mutant
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.laplace import argmin_distribution

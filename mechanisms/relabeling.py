@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import ConceptClass, labeled_records
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.finite.multisets import MultisetTable, hypergeometric_weights, table
+from dpverify.finite.records import ConceptClass, labeled_records
 from dpverify.validation import check_choice, exact_number
 
 __all__ = [

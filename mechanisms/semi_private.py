@@ -40,10 +40,10 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import ConceptClass, Dataset, RepresentativeRule
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import mutant
+from dpverify.finite.records import ConceptClass, Dataset, RepresentativeRule
 from dpverify.validation import check_epsilon
 from mechanisms.exponential import exponential_mechanism
 

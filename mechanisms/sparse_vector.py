@@ -36,8 +36,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from dpverify.errors import InvalidArgument
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
+from dpverify.errors import InvalidArgument
 from mechanisms.noise import Laplace, Noise, NoiseProgram, NoNoise
 
 __all__ = ["SparseVector", "svt", "TOP", "BOTTOM", "VARIANTS"]

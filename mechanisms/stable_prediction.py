@@ -37,10 +37,10 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import ConceptClass
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.finite.multisets import MultisetTable, hypergeometric_weights, table
+from dpverify.finite.records import ConceptClass
 from dpverify.validation import check_choice, check_positive
 from mechanisms.exponential import exponential_rows
 from mechanisms.private_prediction import RealizablePredictor, vote_answer

@@ -29,8 +29,8 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from fractions import Fraction
 from typing import Any
 
-from dpverify.finite.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from dpverify.validation import check_callable, check_integer
 
 __all__ = [

@@ -27,9 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.records import ConceptClass
-from dpverify.errors import InvalidArgument
 from dpverify.validation import check_epsilon, check_integer, check_positive, exact_number
 from mechanisms.item_level import exact_epsilon
 

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from dpverify.finite.distribution import Distribution
-from dpverify.finite.records import ConceptClass
 from dpverify.finite.mechanism import TwoNumberModes, mutant
+from dpverify.finite.records import ConceptClass
 from mechanisms.exponential import exponential_mechanism
 from mechanisms.item_level import hypothesis_families, select_hypothesis
 from mechanisms.private_min_error import PrivateMinError

@@ -3,6 +3,6 @@
 :func:`~dpverify.checking.checker.verify` (every neighbouring pair of a finite domain),
 :func:`~dpverify.checking.input_pairs.verify_pairs` (given input pairs, covers in
 :mod:`~dpverify.checking.pair_cover`), :mod:`~dpverify.checking.public_data` (semi-private
-learners); evaluating mechanisms in blocks (:mod:`~dpverify.checking.evaluation`) and proving
-declared exchangeability (:mod:`~dpverify.checking.symmetry`).
+learners); evaluating mechanisms in blocks (:mod:`~dpverify.checking._evaluation`) and proving
+declared exchangeability (:mod:`~dpverify.checking._symmetry`).
 """

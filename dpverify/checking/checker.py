@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking.evaluation import (
+from dpverify.checking._evaluation import (
     EvaluatedDistributions,
     KeptRows,
     call_mechanism,
@@ -41,7 +41,7 @@ from dpverify.checking.evaluation import (
     nondeterministic,
     same_distribution,
 )
-from dpverify.checking.symmetry import (
+from dpverify.checking._symmetry import (
     MIN_SYMMETRY_BUDGET,
     SymmetryCheck,
     check_exchangeable,
@@ -262,7 +262,7 @@ def _distributions(
 
 def _lookup(datasets: Sequence[tuple], distributions: EvaluatedDistributions) -> Callable[[tuple], Distribution]:
     """The run's output on a multiset (a dataset of the multiset enumeration), evaluated a second
-    time and compared with the first (see :class:`~dpverify.checking.evaluation.EvaluatedDistributions`)."""
+    time and compared with the first (see :class:`~dpverify.checking._evaluation.EvaluatedDistributions`)."""
     index = {dataset: i for i, dataset in enumerate(datasets)}
 
     def output(multiset: tuple) -> Distribution:

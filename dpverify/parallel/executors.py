@@ -488,7 +488,7 @@ def _on_this_machine(client: Any) -> bool:
 
 #: Modules a new cluster's workers import before the first timed task. Named, not imported here:
 #: the engine uses the executors, not the other way round.
-WARM_MODULES = ("dpverify.verdict.engine", "dpverify.checking.evaluation")
+WARM_MODULES = ("dpverify.verdict.engine", "dpverify.checking._evaluation")
 
 
 def _warm() -> None:

@@ -20,7 +20,7 @@ The assumption sites (each has a test):
 
 1. **Exchangeability** (:func:`dpverify.verify`, ``exchangeable=``): the multiset enumeration is
    equivalent to the ordered one only if the output ignores the order. Proved on every ordering
-   when that costs no more than the run (:mod:`dpverify.checking.symmetry`, an evaluation budget from the
+   when that costs no more than the run (:mod:`dpverify.checking._symmetry`, an evaluation budget from the
    measured rate); otherwise tested on random datasets and every transposition of each, and then
    ``UNPROVED`` unless ``exchangeable="assume"``.
 2. **Pair covers** (:func:`dpverify.checking.pair_cover.covering_pairs`): deciding a claim on a cover is

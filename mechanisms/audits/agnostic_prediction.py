@@ -24,10 +24,10 @@ from functools import partial
 
 import numpy as np
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement
-from dpverify.finite.records import concept_class, labeled_records
 from dpverify.finite.multisets import MultisetTable
 from dpverify.finite.multisets import table as multiset_table
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_number, check_positive
 from mechanisms.audits._instance import instance
 from mechanisms.audits.stable_prediction import _per_query_decision, _precondition, _query, _rows, shown

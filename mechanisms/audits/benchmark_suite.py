@@ -27,10 +27,10 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement
-from dpverify.errors import InvalidArgument
 from dpverify.checking.input_pairs import all_query_vectors, statdp_patterns, verify_pairs
 from dpverify.checking.pair_cover import covering_pairs
+from dpverify.errors import InvalidArgument
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from mechanisms.noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
 from mechanisms.sparse_vector import svt
 

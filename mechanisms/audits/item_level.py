@@ -19,11 +19,11 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.checking.checker import VerificationResult, verify
-from dpverify.finite.records import ConceptClass, concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import user_level
+from dpverify.finite.records import ConceptClass, concept_class, labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_choice, check_integer
 from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half

@@ -15,9 +15,9 @@ from typing import Any
 
 import sympy
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.checking.checker import verify
 from dpverify.finite.records import labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
 from mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response

@@ -12,9 +12,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement
-from dpverify.finite.records import concept_class, labeled_records
 from dpverify.checking.public_data import all_public_samples, verify_with_public_data
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_choice, check_integer
 from mechanisms.audits._instance import instance
 from mechanisms.exponential import exponential_mechanism_without_half

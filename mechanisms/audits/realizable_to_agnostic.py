@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement, SweepSeries
 from dpverify.checking.checker import verify
-from dpverify.finite.records import concept_class, labeled_records
-from dpverify.verdict.engine import RowPairs, Verdict, decide, sweep
 from dpverify.errors import InvalidArgument
 from dpverify.finite.multisets import MultisetTable
 from dpverify.finite.multisets import table as multiset_table
 from dpverify.finite.pair_sources import MultisetPairs
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement, SweepSeries
+from dpverify.verdict.engine import RowPairs, Verdict, decide, sweep
 from dpverify.verdict.rows import decide_parts, decide_rows, multiset_neighbors
 from mechanisms.audits._agnostic_proof import privacy_profile, proof_step_plan, start_proof_step_slack
 from mechanisms.audits._instance import instance

@@ -32,12 +32,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement
-from dpverify.finite.records import concept_class, labeled_records
 from dpverify.errors import InvalidArgument
 from dpverify.finite.multisets import MultisetTable
-from dpverify.verdict.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_choice, check_number
+from dpverify.verdict.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
 from mechanisms.audits._instance import instance
 from mechanisms.label_flip import flip_rows
 from mechanisms.relabeling import exact_parameter

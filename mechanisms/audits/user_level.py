@@ -31,11 +31,11 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.checking.checker import VerificationResult, verify
-from dpverify.finite.records import concept_class, labeled_records
-from dpverify.verdict.engine import Verdict
 from dpverify.finite.neighbors import user_blocks, user_level
+from dpverify.finite.records import concept_class, labeled_records
+from dpverify.integrations.audit import AuditCase, Expect, Measurement
+from dpverify.verdict.engine import Verdict
 from mechanisms.audits._instance import instance
 from mechanisms.audits.item_level import _check_count, _check_variant, _measurement, _relation, hypothesis_family
 from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half

@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dpverify.checking.evaluation import call_mechanism, nondeterministic, same_distribution
+from dpverify.checking._evaluation import call_mechanism, nondeterministic, same_distribution
 from dpverify.finite.distribution import Distribution
 from dpverify.verdict.engine import float_error_of
 from dpverify.verdict.results import SymmetryViolation
