@@ -11,8 +11,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import dpverify
-from dpverify.domains import labeled_records
 from dpverify.errors import InvalidArgument
+from dpverify.finite.records import labeled_records
 from mechanisms.exponential import (
     exponential_mechanism,
     exponential_mechanism_over,

@@ -16,8 +16,8 @@ import pytest
 import sympy
 
 from dpverify import Verdict
+from dpverify.checking.input_pairs import statdp_patterns, verify_pairs
 from dpverify.errors import InvalidArgument
-from dpverify.input_pairs import statdp_patterns, verify_pairs
 from mechanisms.geometric import A, GeometricNoisyMax, _pmf, argmax_fractions
 from mechanisms.noise import Geometric
 

@@ -15,8 +15,8 @@ import pytest
 import sympy
 
 from dpverify import verify
-from dpverify.domains import ConceptClass, all_functions, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
+from dpverify.finite.records import ConceptClass, all_functions, labeled_records, thresholds
 from mechanisms.exponential import exponential_mechanism_without_half
 from mechanisms.item_level import ItemLevelLearner, MutantFamilyFromData, hypothesis_families, surrogate_counts
 

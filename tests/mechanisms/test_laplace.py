@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from sympy import Rational as R
 from sympy import exp, oo
 
-from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
 from mechanisms.laplace import (
     argmin_distribution,
     laplace_cdf,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import dpverify
-from dpverify.domains import all_functions, intervals, labeled_records, point_functions, thresholds
 from dpverify.errors import InvalidArgument
+from dpverify.finite.records import all_functions, intervals, labeled_records, point_functions, thresholds
 from mechanisms.learners import LEARNERS, ConsistentLearner, ExponentialLearner, LeakyLearner, learner
 
 S = math.exp(-0.5)

@@ -1,4 +1,4 @@
-"""Tests of dpverify.piecewise and mechanisms.noise: exact closed forms against independent references.
+"""Tests of dpverify.densities.piecewise and mechanisms.noise: exact closed forms against independent references.
 
 References: sympy's exact integration of the densities, mpmath quadrature with its error estimate
 asserted small, mechanisms.laplace's closed forms, and hand-derived values.
@@ -13,7 +13,7 @@ import pytest
 import sympy
 from sympy import exp, oo
 
-from dpverify.piecewise import ExpSum
+from dpverify.densities.piecewise import ExpSum
 from mechanisms.laplace import argmin_distribution, prob_noisy_below
 from mechanisms.noise import Exponential, Laplace, NoNoise, argmax_probabilities, max_cdf, max_density, prob_at_least
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.noisy_max and dpverify.continuous: continuous outputs decided exactly.
+"""Tests of mechanisms.noisy_max and dpverify.densities.continuous: continuous outputs decided exactly.
 
 Hand-derived values (b = the Laplace scale):
 * noisy histogram, Lap(b), one bin moved by 1: the density ratio is e^{|x-a|/b - |x-a-1|/b} <= e^{1/b},
@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from dpverify import Verdict
-from dpverify.continuous import MixedOutput, pair_loss, sup_ratio
+from dpverify.checking.input_pairs import statdp_patterns, verify_pairs
+from dpverify.densities.continuous import MixedOutput, pair_loss, sup_ratio
+from dpverify.densities.piecewise import ExpSum, PiecewiseExp
 from dpverify.errors import InvalidArgument
-from dpverify.input_pairs import statdp_patterns, verify_pairs
-from dpverify.piecewise import ExpSum, PiecewiseExp
 from mechanisms.noise import Laplace
 from mechanisms.noisy_max import NoisyHistogram, NoisyMaxValue
 from mechanisms.sparse_vector import svt

@@ -15,8 +15,8 @@ import pytest
 import sympy
 
 import dpverify
-from dpverify.domains import intervals, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
+from dpverify.finite.records import intervals, labeled_records, thresholds
 from mechanisms.private_prediction import AGGREGATIONS, PredictionLearner, RealizablePredictor, parts_for
 
 E = math.e

@@ -15,8 +15,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpverify.domains import intervals, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
+from dpverify.finite.records import intervals, labeled_records, thresholds
 from mechanisms.learners import ConsistentLearner, ExponentialLearner, LeakyLearner
 from mechanisms.relabeling import (
     SCORES,
@@ -334,7 +334,7 @@ def _same_tables(one, other) -> None:
 @pytest.mark.parametrize(("score", "learner_name"), [("agnostic", "exponential"), ("agnostic", "leaky"),
                                                      ("bns", "consistent"), ("full_sample_w", "exponential")])
 def test_tables_computed_on_workers_into_one_array_are_the_serial_tables(executor, score, learner_name):
-    from dpverify.executors import open_executor
+    from dpverify.parallel.executors import open_executor
     from mechanisms.relabeling import start_relabel_tables
 
     # thresholds(3), n = 7, eps = 0.4: k = ceil(2.8) = 3; 6 records, C(8, 3) = 56 sets t; the agnostic
@@ -351,7 +351,7 @@ def test_tables_computed_on_workers_into_one_array_are_the_serial_tables(executo
 
 
 def test_tables_on_workers_refuse_a_learner_whose_outcomes_vary_with_t():
-    from dpverify.executors import open_executor
+    from dpverify.parallel.executors import open_executor
     from mechanisms.audits.realizable_to_agnostic import _LabelingLearner
     from mechanisms.relabeling import start_relabel_tables
 

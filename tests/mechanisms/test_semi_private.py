@@ -15,9 +15,9 @@ from fractions import Fraction
 import pytest
 import sympy
 
-from dpverify.domains import concept_class, intervals, labeled_records, thresholds
+from dpverify.checking.public_data import all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
-from dpverify.public_data import all_public_samples, verify_with_public_data
+from dpverify.finite.records import concept_class, intervals, labeled_records, thresholds
 from mechanisms.audits.public_data import cases, measure_asspp
 from mechanisms.exponential import exponential_mechanism_without_half
 from mechanisms.semi_private import ASSPP, MutantCoverWithPrivatePoints

@@ -12,9 +12,9 @@ import sympy
 from sympy import exp, oo
 
 from dpverify import Verdict
+from dpverify.checking.input_pairs import all_query_vectors, statdp_patterns, verify_pairs
+from dpverify.densities.piecewise import ExpSum
 from dpverify.errors import InvalidArgument
-from dpverify.input_pairs import all_query_vectors, statdp_patterns, verify_pairs
-from dpverify.piecewise import ExpSum
 from mechanisms.sparse_vector import BOTTOM, TOP, SparseVector, svt
 
 EPS = Fraction(7, 10)

@@ -14,10 +14,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpverify.checker import check_exchangeable
-from dpverify.distribution import Distribution
-from dpverify.domains import intervals, labeled_records, thresholds
+from dpverify.checking.checker import check_exchangeable
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import Distribution
+from dpverify.finite.records import intervals, labeled_records, thresholds
 from mechanisms.label_flip import flip, flip_rows
 from mechanisms.stable_prediction import (
     a_sta_reference,
@@ -284,7 +284,7 @@ def test_not_net_boundary_is_exact():
 def test_not_net_fast_matches_reference(cc, n, n_prime, eta):
     universe = labeled_records(cc.domain_size)
     rests, fraction = not_net_table(cc, n, n_prime, eta)
-    from dpverify.multisets import table
+    from dpverify.finite.multisets import table
 
     datasets = table(len(universe), n)
     for row in range(len(datasets)):

@@ -15,9 +15,9 @@ import pytest
 import sympy
 
 from dpverify import verify
-from dpverify.domains import all_functions, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
-from dpverify.neighbors import user_blocks, user_level
+from dpverify.finite.neighbors import user_blocks, user_level
+from dpverify.finite.records import all_functions, labeled_records, thresholds
 from mechanisms.laplace import prob_noisy_below
 from mechanisms.private_min_error import PrivateCompare, PrivateMinError
 from mechanisms.private_threshold import (

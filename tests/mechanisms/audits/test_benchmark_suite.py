@@ -7,7 +7,7 @@ import json
 import pytest
 
 from dpverify import Verdict
-from dpverify.audit import AuditCase, Measurement
+from dpverify.integrations.audit import AuditCase, Measurement
 from mechanisms.audits.benchmark_suite import BENCHMARK, benchmark_rows
 
 NAMES = [

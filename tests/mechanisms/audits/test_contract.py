@@ -12,7 +12,7 @@ import math
 
 import pytest
 
-from dpverify.audit import audit_cases, run_audit
+from dpverify.integrations.audit import audit_cases, run_audit
 
 CASES = audit_cases()
 

@@ -9,9 +9,9 @@ from fractions import Fraction
 
 import pytest
 
-from dpverify.audit import run_audit
-from dpverify.engine import Verdict
 from dpverify.errors import InvalidArgument
+from dpverify.integrations.audit import run_audit
+from dpverify.verdict.engine import Verdict
 from mechanisms.audits import item_level, user_level
 from mechanisms.audits.item_level import hypothesis_family, measure_item_level
 from mechanisms.audits.user_level import (

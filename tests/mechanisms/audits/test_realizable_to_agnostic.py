@@ -16,8 +16,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpverify.domains import concept_class, labeled_records, thresholds
 from dpverify.errors import InvalidArgument
+from dpverify.finite.records import concept_class, labeled_records, thresholds
 from mechanisms.audits.realizable_to_agnostic import (
     LN_4E2,
     check_lemma15_preconditions,

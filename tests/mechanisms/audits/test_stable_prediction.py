@@ -14,10 +14,10 @@ from fractions import Fraction
 
 import pytest
 
-from dpverify.checker import analyze, verify
-from dpverify.domains import labeled_records, thresholds
-from dpverify.engine import Verdict
+from dpverify.checking.checker import analyze, verify
 from dpverify.errors import InvalidArgument
+from dpverify.finite.records import labeled_records, thresholds
+from dpverify.verdict.engine import Verdict
 from mechanisms.audits import agnostic_prediction, stable_prediction
 from mechanisms.audits.agnostic_prediction import appendix_c_constants, measure_appendix_c, measure_appendix_c_flipped
 from mechanisms.audits.stable_prediction import (
@@ -51,7 +51,7 @@ def _exchangeable(function):
 
 @functools.lru_cache(maxsize=1)
 def _rows():
-    from dpverify.audit import run_audit
+    from dpverify.integrations.audit import run_audit
 
     return run_audit(cases())
 

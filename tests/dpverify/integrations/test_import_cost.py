@@ -17,7 +17,7 @@ import pytest
 
 import dpverify
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 HEAVY = ("numpy", "sympy", "mpmath", "scipy", "hypothesis")
 
 
@@ -27,7 +27,7 @@ def _loaded_after(statement: str) -> set[str]:
         f"{statement}\n"
         "import json, sys\n"
         f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} "
-        "or m in ('dpverify.checker', 'dpverify.engine', 'dpverify.distribution'))))"
+        "or m in ('dpverify.checking.checker', 'dpverify.verdict.engine', 'dpverify.finite.distribution'))))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120, check=True
@@ -36,7 +36,7 @@ def _loaded_after(statement: str) -> set[str]:
 
 
 def test_the_pytest_plugin_imports_no_numpy_sympy_mpmath_hypothesis_or_checker():
-    assert _loaded_after("import dpverify.pytest_plugin") == set()
+    assert _loaded_after("import dpverify.integrations.pytest_plugin") == set()
 
 
 def test_import_dpverify_imports_neither_sympy_nor_numpy():
@@ -47,7 +47,7 @@ def test_verify_with_exact_fractions_needs_no_sympy():
     loaded = _loaded_after(
         "from fractions import Fraction\n"
         "from dpverify import verify\n"
-        "from dpverify.domains import labeled_records\n"
+        "from dpverify.finite.records import labeled_records\n"
         "def rr(d):\n"
         "    y = d[0][1]\n"
         "    return {y: Fraction(3, 4), 1 - y: Fraction(1, 4)}\n"
@@ -59,13 +59,13 @@ def test_verify_with_exact_fractions_needs_no_sympy():
 def test_the_public_names_load_on_first_use():
     probe = (
         "import sys, dpverify\n"
-        "assert 'dpverify.checker' not in sys.modules\n"
+        "assert 'dpverify.checking.checker' not in sys.modules\n"
         "assert set(dpverify.__all__) <= set(dir(dpverify))\n"
         "for name in dpverify.__all__:\n"
         "    getattr(dpverify, name)\n"
         "from dpverify import *\n"
-        "assert verify is dpverify.checker.verify and Distribution is dpverify.distribution.Distribution\n"
-        "assert dpverify.domains.labeled_records(1)  # a submodule, as when the package imported them\n"
+        "assert verify is dpverify.checking.checker.verify and Distribution is dpverify.finite.distribution.Distribution\n"
+        "assert dpverify.finite.records.labeled_records(1)  # a submodule, as when the package imported them\n"
         "try:\n"
         "    dpverify.no_such_name\n"
         "except AttributeError:\n"
@@ -80,7 +80,7 @@ def test_the_public_names_load_on_first_use():
 
 def test_hypothesis_profiles_are_registered_when_hypothesis_is_imported_later():
     loaded = _loaded_after(
-        "import dpverify.pytest_plugin\n"
+        "import dpverify.integrations.pytest_plugin\n"
         "import sys\n"
         "assert 'hypothesis' not in sys.modules\n"
         "from hypothesis import settings\n"
@@ -101,13 +101,13 @@ def test_a_conftest_can_load_a_dpverify_profile(tmp_path):
     )
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "dpverify.pytest_plugin", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "dpverify.integrations.pytest_plugin", "-p", "no:cacheprovider"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("command", [["-m", "dpverify"], ["-m", "dpverify.cli"]])
+@pytest.mark.parametrize("command", [["-m", "dpverify"], ["-m", "dpverify.integrations.cli"]])
 def test_version(command):
     done = subprocess.run(
         [sys.executable, *command, "--version"], cwd=ROOT, capture_output=True, text=True, timeout=120

@@ -10,8 +10,8 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.distribution import FLOAT_SUM_TOLERANCE, Distribution, is_exact_number
 from dpverify.errors import InvalidArgument
+from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution, is_exact_number
 
 E = sympy.exp(-1)
 LOW = E / (1 + E)  # e^-1 / (1 + e^-1) = 0.268941421369995...

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpverify.errors import EnumerationTooLarge, InvalidArgument
-from dpverify.neighbors import RELATIONS, check_enumeration_size, pair_count, relation
+from dpverify.finite.neighbors import RELATIONS, check_enumeration_size, pair_count, relation
 
 SIZES = [(z, n) for z in range(1, 5) for n in range(1, 5)]
 

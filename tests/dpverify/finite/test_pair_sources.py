@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dpverify.pair_sources import ArrayPairs, OrderedDatasets, SubstitutePairs, TiledPairs
+from dpverify.finite.pair_sources import ArrayPairs, OrderedDatasets, SubstitutePairs, TiledPairs
 from mechanisms.exponential import threshold_learner
 
 RECORDS = ((0, 0), (0, 1), (1, 0), (1, 1), (2, 0))
@@ -84,8 +84,8 @@ def test_threshold_learner_rows_from_indices_equal_rows_from_tuples():
 def test_multiset_pairs_stream_the_table_pairs_in_order(z, n):
     from math import comb
 
-    from dpverify.multisets import table
-    from dpverify.pair_sources import MultisetPairs
+    from dpverify.finite.multisets import table
+    from dpverify.finite.pair_sources import MultisetPairs
 
     source = MultisetPairs(z, n)
     left, right = table(z, n).substitute_pairs()

@@ -1,4 +1,4 @@
-"""Tests of dpverify.strategies: generated objects are valid, and the targeted search finds bugs."""
+"""Tests of dpverify.integrations.strategies: generated objects are valid, and the targeted search finds bugs."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpverify import Distribution, InvalidArgument, analyze, check_exchangeable
-from dpverify.domains import CONCEPT_CLASSES, ConceptClass, labeled_records
-from dpverify.privacy_loss import delta_for_epsilon
-from dpverify.strategies import (
+from dpverify.finite.records import CONCEPT_CLASSES, ConceptClass, labeled_records
+from dpverify.integrations.strategies import (
     MAX_RANDOM_CONCEPTS,
     concept_classes,
     datasets,
@@ -23,6 +22,7 @@ from dpverify.strategies import (
     privacy_property,
     record_universes,
 )
+from dpverify.verdict.privacy_loss import delta_for_epsilon
 
 
 def label_sum(dataset):

@@ -18,7 +18,7 @@ import pytest
 import sympy
 
 from dpverify import Verdict, engine, verify
-from dpverify.engine import DEFAULT_FLOAT_ERROR
+from dpverify.verdict.engine import DEFAULT_FLOAT_ERROR
 
 
 def clamped_geometric(epsilon, *, exact=False):
@@ -134,7 +134,7 @@ def test_identical_exact_distributions_hold_at_a_subnormal_epsilon(epsilon):
 
 
 def test_the_certifier_drops_only_outcomes_it_can_compare_exactly():
-    from dpverify._certify import certify_pair
+    from dpverify.verdict._certify import certify_pair
 
     tiny = 5.396111754727906e-309
     same = {0: Fraction(2, 3), 1: Fraction(1, 3)}

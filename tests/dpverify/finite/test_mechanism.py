@@ -1,4 +1,4 @@
-"""The mechanism protocols and the mutant declaration (dpverify.mechanism)."""
+"""The mechanism protocols and the mutant declaration (dpverify.finite.mechanism)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import mechanisms.private_threshold as private_threshold
 import mechanisms.semi_private as semi_private
 import mechanisms.user_level as user_level
 from dpverify import ExactMechanism, Learner, Mechanism, mutant
-from dpverify.domains import thresholds
-from dpverify.mechanism import is_mutant, parent_of
+from dpverify.finite.mechanism import is_mutant, parent_of
+from dpverify.finite.records import thresholds
 from mechanisms.randomized_response import randomized_response_mechanism
 
 MODULES = (exponential, item_level, learners, private_threshold, semi_private, user_level)

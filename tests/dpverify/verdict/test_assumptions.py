@@ -1,6 +1,6 @@
 """Issue 16: no passing verdict rests on an assumption that was neither proved nor accepted.
 
-One test (at least) per assumption site of :mod:`dpverify.assumptions`: a declared exchangeability
+One test (at least) per assumption site of :mod:`dpverify.verdict.assumptions`: a declared exchangeability
 (proved, refuted, unproved -> UNDECIDED, accepted -> "holds, assuming"), a pair cover's
 ``loss_components`` lemma (proved, refuted, unproved, accepted), and the determinism of the
 mechanism (a sampler passed by mistake raises, never a verdict); plus exceptions inside a
@@ -17,13 +17,13 @@ from fractions import Fraction
 import pytest
 import sympy
 
-import dpverify.checker as checker
-import dpverify.input_pairs as input_pairs
+import dpverify.checking.checker as checker
+import dpverify.checking.input_pairs as input_pairs
 from dpverify import MechanismError, NondeterministicMechanism, Verdict, exchangeable, verify, verify_pairs
-from dpverify.assumptions import Status
-from dpverify.input_pairs import InputPairs
-from dpverify.pair_cover import covering_pairs
-from dpverify.symmetry import exchangeability_check
+from dpverify.checking._symmetry import exchangeability_check
+from dpverify.checking.input_pairs import InputPairs
+from dpverify.checking.pair_cover import covering_pairs
+from dpverify.verdict.assumptions import Status
 
 HALF = {"x": Fraction(1, 2), "y": Fraction(1, 2)}
 
@@ -272,7 +272,7 @@ def test_an_ordering_that_breaks_the_declaration_at_the_witness_sends_the_run_to
             return {0: Fraction(1, 2), 1: Fraction(1, 2)}
         return _unaligned(dataset)
 
-    monkeypatch.setattr("dpverify.symmetry.EXHAUSTIVE_SYMMETRY_LIMIT", 64)
+    monkeypatch.setattr("dpverify.checking._symmetry.EXHAUSTIVE_SYMMETRY_LIMIT", 64)
     original = checker._check_symmetry
     monkeypatch.setattr(checker, "_check_symmetry", lambda m, u, s, budget, seed, *ref: original(m, u, s, 0.0, seed))
     result = verify(exchangeable(lying), records=range(3), n=4, epsilon=sympy.log(sympy.Rational(3, 2)), seed=0)
@@ -327,7 +327,7 @@ def test_exact_distribution_rows_are_certified_even_where_their_floats_tie():
 
 
 def test_assert_private_warns_holds_assuming_and_fails_undecided_without_it(monkeypatch):
-    from dpverify.pytest_plugin import AssumptionWarning, assert_private
+    from dpverify.integrations.pytest_plugin import AssumptionWarning, assert_private
 
     _over_budget(monkeypatch)
     mechanism = exchangeable(lambda d: dict(HALF))
@@ -338,7 +338,7 @@ def test_assert_private_warns_holds_assuming_and_fails_undecided_without_it(monk
 
 
 def test_a_baseline_on_unproved_exchangeability_is_undecided_unless_accepted(monkeypatch, tmp_path):
-    from dpverify.pytest_plugin import AssumptionWarning, BaselineStore
+    from dpverify.integrations.pytest_plugin import AssumptionWarning, BaselineStore
 
     _over_budget(monkeypatch)
     store = BaselineStore(tmp_path)

@@ -1,4 +1,4 @@
-"""Claims as values (dpverify.claims): validated once, frozen, decided by the one engine; verify(claim=)
+"""Claims as values (dpverify.verdict.claims): validated once, frozen, decided by the one engine; verify(claim=)
 equals the keyword form; the number policy reads 0.1 as 1/10 everywhere."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import sympy
 
 import dpverify
 from dpverify import ApproximateDp, PredictionDp, PureDp, Stability, Verdict, analyze, verify
-from dpverify._certify import effective_claim
-from dpverify.claims import Complement, Prediction
-from dpverify.cli import _parse_number
+from dpverify.checking.public_data import all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
-from dpverify.public_data import all_public_samples, verify_with_public_data
+from dpverify.integrations.cli import _parse_number
 from dpverify.validation import FLOAT_CLAIM_ALLOWANCE, exact_number
+from dpverify.verdict._certify import effective_claim
+from dpverify.verdict.claims import Complement, Prediction
 from mechanisms.exponential import _to_sympy
 from mechanisms.item_level import exact_epsilon
 from mechanisms.laplace import _exact_number

@@ -11,9 +11,9 @@ from math import comb
 import pytest
 
 from dpverify import verify
-from dpverify.domains import labeled_records
 from dpverify.errors import InvalidArgument
-from dpverify.neighbors import UserLevel, pair_count, relation, user_blocks, user_level
+from dpverify.finite.neighbors import UserLevel, pair_count, relation, user_blocks, user_level
+from dpverify.finite.records import labeled_records
 from mechanisms.exponential import threshold_learner
 
 

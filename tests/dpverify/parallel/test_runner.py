@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpverify import executors
-from dpverify.executors import Shared, open_executor, shard_ranges
+from dpverify.parallel.executors import Shared, open_executor, shard_ranges
 
 
 def test_shard_ranges_are_equal_ordered_and_cover_everything():
@@ -107,7 +107,7 @@ _REFAULTED = """
 import os, sys
 import numpy as np
 if sys.argv[1] == "keep":
-    from dpverify.executors import _keep_heap
+    from dpverify.parallel.executors import _keep_heap
     _keep_heap()
 
 def resident():
@@ -132,7 +132,7 @@ def test_pool_workers_keep_their_heap_between_tasks():
 
 
     clean = {name: value for name, value in os.environ.items() if not name.startswith("MALLOC_")}
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     clean["PYTHONPATH"] = root
 
     def refaulted(mode: str) -> int:
@@ -148,7 +148,7 @@ def test_pool_workers_keep_their_heap_between_tasks():
 
 def test_dask_workers_start_with_the_same_allocator_settings_and_no_profiler():
     distributed = pytest.importorskip("distributed")
-    from dpverify.executors import WORKER_MALLOC, local_cluster
+    from dpverify.parallel.executors import WORKER_MALLOC, local_cluster
 
     cluster = local_cluster(1)
     try:
@@ -163,7 +163,7 @@ def test_dask_workers_start_with_the_same_allocator_settings_and_no_profiler():
 
 def test_a_local_cluster_leaves_this_process_environment_as_it_was():
     pytest.importorskip("distributed")
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
 
     before = dict(os.environ)
     local_cluster(1).close()
@@ -184,7 +184,7 @@ def test_a_kept_file_goes_when_its_array_does():
 
 def test_a_local_cluster_maps_shared_files_and_a_cluster_by_address_gets_scattered_copies(monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
 
     loops = []
     as_completed = distributed.as_completed
@@ -241,7 +241,7 @@ def test_tasks_fill_an_output_array_in_place(executor):
 def test_an_output_array_is_refused_where_workers_may_be_elsewhere():
     distributed = pytest.importorskip("distributed")
     from dpverify.errors import InvalidArgument
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
 
     cluster = local_cluster(1)
     try:
@@ -259,7 +259,7 @@ def test_shards_per_worker_follow_each_executors_task_cost():
     with open_executor("processes") as runner:
         assert runner.shards() == 16 * runner.workers and runner.shards(8) == 8 * runner.workers
     distributed = pytest.importorskip("distributed")
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
 
     cluster = local_cluster(2)
     try:

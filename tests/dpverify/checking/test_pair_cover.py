@@ -1,4 +1,4 @@
-"""Tests of dpverify.pair_cover: the cover of a pair set by its loss components gives the same answer.
+"""Tests of dpverify.checking.pair_cover: the cover of a pair set by its loss components gives the same answer.
 
 The reduction is checked three ways: (1) the invariances the keys rest on, function by function (equal
 keys give equal densities, exactly); (2) the cover holds every key and only given pairs; (3) eps*,
@@ -13,9 +13,9 @@ from fractions import Fraction
 
 import pytest
 
+from dpverify.checking.input_pairs import all_query_vectors, verify_pairs
+from dpverify.checking.pair_cover import covering_pairs, pair_keys
 from dpverify.errors import InvalidArgument
-from dpverify.input_pairs import all_query_vectors, verify_pairs
-from dpverify.pair_cover import covering_pairs, pair_keys
 from mechanisms.noisy_max import NoisyMaxValue
 from mechanisms.sparse_vector import svt
 

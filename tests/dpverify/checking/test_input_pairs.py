@@ -1,4 +1,4 @@
-"""Tests of dpverify.input_pairs: verify_pairs, the query_vectors relation, StatDP's patterns."""
+"""Tests of dpverify.checking.input_pairs: verify_pairs, the query_vectors relation, StatDP's patterns."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from fractions import Fraction
 import pytest
 
 from dpverify import Verdict, verify
-from dpverify.checker import VerificationResult
+from dpverify.checking.checker import VerificationResult
+from dpverify.checking.input_pairs import InputPairs, all_query_vectors, query_vectors, statdp_patterns, verify_pairs
 from dpverify.errors import InvalidArgument
-from dpverify.input_pairs import InputPairs, all_query_vectors, query_vectors, statdp_patterns, verify_pairs
 from mechanisms.noisy_max import ReportNoisyMax
 from mechanisms.sparse_vector import svt
 

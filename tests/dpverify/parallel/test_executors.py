@@ -14,7 +14,7 @@ import sympy
 
 from dpverify import InvalidArgument, Verdict, analyze, verify
 from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
-from tests.dpverify._executor_mechanisms import ClampedGeometric, count_with_secret, randomized_response_bits
+from tests.dpverify.parallel._executor_mechanisms import ClampedGeometric, count_with_secret, randomized_response_bits
 
 distributed = pytest.importorskip("distributed")
 
@@ -24,7 +24,7 @@ FIELDS = ("holds", "verdict", "epsilon", "delta", "witness", "pairs", "datasets"
 
 @pytest.fixture(scope="module")
 def dask_client():
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
 
     cluster = local_cluster(2)
     client = distributed.Client(cluster)
@@ -120,7 +120,7 @@ def _audit_figures(rows):
 
 
 def test_audit_rows_are_the_same_on_every_executor(dask_client):
-    from dpverify.audit import audit_cases, run_audit
+    from dpverify.integrations.audit import audit_cases, run_audit
 
     wanted = {("C1", "exponential_mechanism"), ("C1", "mutant_exponential_without_half"), ("C2", "a_relabel"),
               ("C3", "a_agnostic"), ("C3", "mutant_inner_consistent"), ("C14", "item_level_learner")}
@@ -146,9 +146,9 @@ def test_c3_with_proof_steps_is_the_same_on_every_executor(dask_client, dask_by_
 
 
 def test_cli_check_runs_on_processes(capsys):
-    from dpverify.cli import main
+    from dpverify.integrations.cli import main
 
-    code = main(["check", "tests.dpverify._executor_mechanisms:randomized_response_bits", "--records", "[0, 1]",
+    code = main(["check", "tests.dpverify.parallel._executor_mechanisms:randomized_response_bits", "--records", "[0, 1]",
                  "--n", "3", "--epsilon", "log(3)", "--executor", "processes", "--no-progress"])
     assert code == 0 and "HOLDS" in capsys.readouterr().out
 
@@ -234,7 +234,7 @@ def test_dask_in_a_script_without_main_guard_names_the_fix(tmp_path):
 
 def test_a_cluster_that_fails_to_start_is_an_environment_failure_with_the_fix(monkeypatch):
     from dpverify.errors import EnvironmentFailure
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
 
     def nanny_fails(*args, **kwargs):
         raise RuntimeError("Nanny failed to start.")
@@ -257,7 +257,7 @@ def test_a_spawned_worker_importing_the_script_does_not_start_a_cluster(monkeypa
     import multiprocessing
 
     from dpverify.errors import EnvironmentFailure
-    from dpverify.executors import local_cluster
+    from dpverify.parallel.executors import local_cluster
 
     started = []
     monkeypatch.setattr(distributed, "LocalCluster", lambda *args, **kwargs: started.append(1))
@@ -272,7 +272,7 @@ def test_a_spawned_worker_importing_the_script_does_not_start_a_cluster(monkeypa
 
 
 def test_a_client_that_cannot_connect_closes_the_cluster(monkeypatch):
-    import dpverify.executors as executors
+    import dpverify.parallel.executors as executors
     from dpverify.errors import EnvironmentFailure
 
     class Cluster:

@@ -1,4 +1,4 @@
-"""Tests of the command line (dpverify.cli) and the audit runner/reports (dpverify.audit, report).
+"""Tests of the command line (dpverify.integrations.cli) and the audit runner/reports (dpverify.integrations.audit, report).
 
 ``dpverify check`` loads helper mechanisms from tests/cli_mechanisms.py by ``MODULE:CALLABLE``;
 the tests run from the repository root, which the CLI puts on sys.path.
@@ -15,13 +15,13 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-import dpverify.audit as registry
-import dpverify.checker as checker
-import dpverify.report as report
+import dpverify.checking.checker as checker
+import dpverify.integrations.audit as registry
+import dpverify.integrations.report as report
 from dpverify import InvalidArgument, Verdict
-from dpverify.audit import AuditCase, Measurement
-from dpverify.cli import main
 from dpverify.errors import EnumerationTooLarge, EnvironmentFailure, MechanismError, NondeterministicMechanism
+from dpverify.integrations.audit import AuditCase, Measurement
+from dpverify.integrations.cli import main
 from tests import cli_mechanisms
 
 DEFAULT_C3 = {

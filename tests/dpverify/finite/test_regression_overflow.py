@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from dpverify import verify
-from dpverify.domains import labeled_records
+from dpverify.finite.records import labeled_records
 from mechanisms.audits.user_level import measure_private_median
 from mechanisms.exponential import threshold_learner
 

@@ -1,4 +1,4 @@
-"""Tests of dpverify.rows: worst case over row pairs and the engine's verdict states (hand examples)."""
+"""Tests of dpverify.verdict.rows: worst case over row pairs and the engine's verdict states (hand examples)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpverify.engine import DEFAULT_FLOAT_ERROR, RowPairs, Verdict
-from dpverify.rows import decide_parts, decide_rows, multiset_neighbors, pairwise_worst
+from dpverify.verdict.engine import DEFAULT_FLOAT_ERROR, RowPairs, Verdict
+from dpverify.verdict.rows import decide_parts, decide_rows, multiset_neighbors, pairwise_worst
 
 LN3 = math.log(3)  # 1.0986122886681098
 LN2 = math.log(2)  # 0.6931471805599453
@@ -115,7 +115,7 @@ def test_worst_pair_found_beyond_the_first_chunk():
 
 # -- verdicts: the engine's states on row pairs ----------------------------------------------------
 # Rows computed in float carry the default float error rho = 2**20 u / (1 - 2**20 u) ~ 1.164e-10
-# per probability (dpverify.engine). A pair is HOLDS if the largest admissible hockey-stick value
+# per probability (dpverify.verdict.engine). A pair is HOLDS if the largest admissible hockey-stick value
 # sum max(0, P(1 + rho) - e^eps Q(1 - rho)) <= delta, VIOLATED if the smallest
 # sum max(0, P(1 - rho) - e^eps Q(1 + rho)) > delta, else HOLDS_WITHIN_ROUNDING.
 

@@ -1,4 +1,4 @@
-"""Tests of dpverify.public_data: the "private part only" neighbour relation.
+"""Tests of dpverify.checking.public_data: the "private part only" neighbour relation.
 
 Toy mechanisms with closed-form privacy: randomized response with p = 3/4 has eps* = ln 3; a
 mechanism that outputs its private record has eps* = inf; "output the record with probability r"
@@ -15,8 +15,8 @@ import pytest
 import sympy
 
 from dpverify import Verdict
+from dpverify.checking.public_data import PublicDataResult, all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
-from dpverify.public_data import PublicDataResult, all_public_samples, verify_with_public_data
 
 
 def randomized_response(bit: int) -> dict:

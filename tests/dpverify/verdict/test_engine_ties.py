@@ -1,11 +1,11 @@
 """Issue 16: exact figures at exact ties, and tight claims certified per distinct row pair.
 
 * At an exact tie (``P(o) = e^eps Q(o)`` exactly) the float sweep's hockey-stick maximum is ~1e-16
-  and its ``ln P - ln Q`` an ulp or two off ``ln r``; :func:`dpverify.engine.decide` now reports the
+  and its ``ln P - ln Q`` an ulp or two off ``ln r``; :func:`dpverify.verdict.engine.decide` now reports the
   exact figures when every pair that may attain them has exact rows (module docstring, "Exact
   figures"), and keeps the float figure otherwise.
 * A tight claim makes about every pair a certification candidate; the candidates are now certified
-  once per distinct row pair (:func:`dpverify._certify.walk_candidates`), with the same verdict,
+  once per distinct row pair (:func:`dpverify.verdict._certify.walk_candidates`), with the same verdict,
   counts and witness as the per-candidate walk it replaces (checked here against that walk).
 """
 
@@ -22,8 +22,8 @@ import sympy
 
 from dpverify import Verdict, analyze, engine, verify
 from dpverify import _sweep as sweep_kernel
-from dpverify._certify import certify_pair
-from dpverify.engine import RowPairs, decide
+from dpverify.verdict._certify import certify_pair
+from dpverify.verdict.engine import RowPairs, decide
 
 
 def two_rows(p: dict, q: dict):
@@ -165,7 +165,7 @@ def test_the_float_prefilter_grouped_by_rows_decides_as_per_candidate(monkeypatc
     # are many: the same answers as candidate by candidate (its grouping switched off). At ln 3 all
     # 15,000 candidates are within rounding, at ln 3 - 1e-8 none (a violation beyond rounding).
     from dpverify import _certify
-    from dpverify.checker import _certifiable
+    from dpverify.checking.checker import _certifiable
 
     mechanism = rr_count(Fraction(3, 4), 3, 5, exact=False)
     pairs = _certifiable(analyze(mechanism, records=range(10), n=3), mechanism, None)
@@ -257,8 +257,8 @@ def test_walk_candidates_is_the_per_candidate_walk_on_any_outcomes(monkeypatch, 
     # are drawn at random per row pair (any order of holds / within / undecided / violated, quick
     # flags anywhere): the same stop, closest pair, counts and certificates.
     from dpverify import _certify
-    from dpverify._certify import PairCertificate, RowClasses, walk_candidates
-    from dpverify.engine import _Candidates
+    from dpverify.verdict._certify import PairCertificate, RowClasses, walk_candidates
+    from dpverify.verdict.engine import _Candidates
 
     rng = random.Random(seed)
     rows, count = rng.randint(1, 6), rng.randint(0, 300)

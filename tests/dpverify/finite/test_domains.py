@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify.domains import (
+from dpverify.errors import InvalidArgument
+from dpverify.finite.records import (
     CONCEPT_CLASSES,
     ConceptClass,
     all_functions,
@@ -24,7 +25,6 @@ from dpverify.domains import (
     unions_of_two_intervals,
     vc_dimension,
 )
-from dpverify.errors import InvalidArgument
 
 
 def rows(c: ConceptClass) -> list[list[int]]:

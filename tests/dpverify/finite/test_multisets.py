@@ -1,4 +1,4 @@
-"""Tests of dpverify.multisets: count-vector tables, neighbour pairs and hypergeometric weights.
+"""Tests of dpverify.finite.multisets: count-vector tables, neighbour pairs and hypergeometric weights.
 
 Every expected value is either a closed-form count (stars and bars) or a brute-force enumeration
 over index sets / ordered tuples that does not share code with the module under test.
@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpverify.multisets import MultisetTable, hypergeometric_weights, table
+from dpverify.finite.multisets import MultisetTable, hypergeometric_weights, table
 
 SIZES = [(1, 0), (1, 4), (2, 1), (2, 3), (3, 2), (3, 3), (4, 2), (6, 5)]
 

@@ -7,7 +7,7 @@ out) and plants the edge cases: exact ties (the claim
 violate the claim by a known amount (down to 1e-12), float rounding (the same tables in float64),
 lying exchangeability declarations (order-dependent on one ordering), declarations beyond the
 proof budget, non-deterministic mechanisms and mechanisms that raise. Every verdict, eps*, delta and
-witness is compared with ``tests/dpverify/_fuzz_reference.py``, which uses no dpverify code:
+witness is compared with ``tests/dpverify/checking/_fuzz_reference.py``, which uses no dpverify code:
 ``itertools.product``, plain neighbour predicates and ``Fraction`` arithmetic. Claims are exact
 (``sympy.log(r)`` for a rational ``r``, so ``e^eps Q = r Q`` exactly; ``delta`` a Fraction), hence
 "the claim holds" is the exact statement ``delta(r) <= claimed delta``.
@@ -36,11 +36,11 @@ import pytest
 import sympy
 from hypothesis import HealthCheck, example, given, settings
 
-import dpverify.checker
-import dpverify.symmetry
+import dpverify.checking._symmetry
+import dpverify.checking.checker
 from dpverify import MechanismError, NondeterministicMechanism, Verdict, verify
-from dpverify.assumptions import Status
-from tests.dpverify import _fuzz_reference as ref
+from dpverify.verdict.assumptions import Status
+from tests.dpverify.checking import _fuzz_reference as ref
 
 FAST = 30  # examples per test in the default run
 SLOW = 16 * FAST
@@ -554,22 +554,22 @@ def beyond_budget():
     """Options that put the exchangeability proof beyond budget. The brief's provisional
     ``exchangeable_budget=0`` is used if verify has it. The engine as landed has no such parameter:
     the budget is the run's own measured cost (at least MIN_SYMMETRY_BUDGET seconds), and up to
-    ``dpverify.symmetry.EXHAUSTIVE_SYMMETRY_LIMIT`` (20,000) orderings are always proved. So the proof
-    is then given a zero budget by wrapping ``dpverify.checker._check_symmetry``, and that limit is
+    ``dpverify.checking._symmetry.EXHAUSTIVE_SYMMETRY_LIMIT`` (20,000) orderings are always proved. So the proof
+    is then given a zero budget by wrapping ``dpverify.checking.checker._check_symmetry``, and that limit is
     lowered to 64: with more than 64 orderings the rate measured on the first 64 exceeds the budget,
     and the declaration is only tested on random datasets (a property test, not a proof)."""
     if "exchangeable_budget" in inspect.signature(verify).parameters:
         yield {"exchangeable_budget": 0}
         return
-    original = dpverify.checker._check_symmetry
+    original = dpverify.checking.checker._check_symmetry
 
     def no_budget(mechanism, universe, sizes, budget, seed, *reference):
         return original(mechanism, universe, sizes, 0.0, seed, *reference)
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.object(dpverify.checker, "_check_symmetry", no_budget))
-        if hasattr(dpverify.symmetry, "EXHAUSTIVE_SYMMETRY_LIMIT"):
-            stack.enter_context(mock.patch.object(dpverify.symmetry, "EXHAUSTIVE_SYMMETRY_LIMIT", 64))
+        stack.enter_context(mock.patch.object(dpverify.checking.checker, "_check_symmetry", no_budget))
+        if hasattr(dpverify.checking._symmetry, "EXHAUSTIVE_SYMMETRY_LIMIT"):
+            stack.enter_context(mock.patch.object(dpverify.checking._symmetry, "EXHAUSTIVE_SYMMETRY_LIMIT", 64))
         yield {}
 
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dpverify.distribution import Distribution
 from dpverify.errors import InvalidArgument
-from dpverify.privacy_loss import (
+from dpverify.finite.distribution import Distribution
+from dpverify.verdict.privacy_loss import (
     PrivacyProfile,
     additive_stability,
     check_delta,

@@ -11,20 +11,20 @@ from pathlib import Path
 import hypothesis
 import pytest
 
-import dpverify.checker as checker
+import dpverify.checking.checker as checker
 from dpverify import InvalidArgument, Verdict
-from dpverify.domains import labeled_records
 from dpverify.errors import EnvironmentFailure, MechanismError, NondeterministicMechanism
-from dpverify.pytest_plugin import PROFILES, BaselineEntry, BaselineStore, assert_private
+from dpverify.finite.records import labeled_records
+from dpverify.integrations.pytest_plugin import PROFILES, BaselineEntry, BaselineStore, assert_private
 
 pytest_plugins = ["pytester"]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 MECHANISMS = '''
 from fractions import Fraction
-from dpverify.domains import labeled_records
-from dpverify.pytest_plugin import assert_private
+from dpverify.finite.records import labeled_records
+from dpverify.integrations.pytest_plugin import assert_private
 
 RECORDS = labeled_records(1)
 
@@ -44,7 +44,7 @@ def run(pytester, monkeypatch):
     pytester.syspathinsert(ROOT)
 
     def _run(*args):
-        return pytester.runpytest_inprocess("-p", "dpverify.pytest_plugin", *args)
+        return pytester.runpytest_inprocess("-p", "dpverify.integrations.pytest_plugin", *args)
 
     return _run
 
@@ -288,7 +288,7 @@ def test_privacy_property_in_a_test_module_reports_the_witness(pytester, run):
     pytester.makepyfile(
         MECHANISMS
         + '''
-from dpverify.strategies import privacy_property
+from dpverify.integrations.strategies import privacy_property
 
 test_label_sum = privacy_property(label_sum, records=RECORDS, n=2, epsilon=1.0, max_examples=50)
 test_randomized_response = privacy_property(randomized_response, records=RECORDS, n=1, epsilon=1.1)
