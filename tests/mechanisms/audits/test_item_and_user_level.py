@@ -76,19 +76,19 @@ def _check_rows(result):
         assert row.measurement.details["exchangeability"] == "proved on every ordering", row.case.instance
 
 
-@pytest.mark.slow  # about 40 s; the default run checks every other row (test_default_rows_as_expected_and_fast)
-def test_every_row_as_expected_and_fast(all_rows):
-    result, seconds = all_rows
+@pytest.mark.slow  # about 40 s; the default run checks every other row (test_default_rows_as_expected)
+def test_every_row_as_expected(all_rows):
+    result, _ = all_rows
     assert len(result) == len(cases())
     _check_rows(result)
-    assert seconds < 60  # about 40 s on the reference machine (2 cores)
+    # (time is measured by `dpverify audit` and benchmarks, not asserted: about 40 s on 2 cores)
 
 
-def test_default_rows_as_expected_and_fast(rows):
-    result, seconds = rows
+def test_default_rows_as_expected(rows):
+    result, _ = rows
     assert len(result) == len(cases()) - 4  # SLOW_ONLY_ROWS match four rows
     _check_rows(result)
-    assert seconds < 60  # about 25 s on the reference machine (the full audit's old bound)
+    # (time is not asserted: about 25 s on 2 cores, slower under load)
 
 
 def test_rows_exchangeability_is_proved(rows):
