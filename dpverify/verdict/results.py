@@ -1,6 +1,7 @@
 """What a check returns: :class:`VerificationResult` (of :func:`dpverify.verify`), its
-:class:`PairsResult` form (of :func:`dpverify.verify_pairs`, continuous outputs included) and the
-:class:`SymmetryViolation` a refuted exchangeability declaration reports.
+:class:`PairsResult` form (of :func:`dpverify.verify_pairs`, continuous outputs included), the
+:class:`SymmetryViolation` a refuted exchangeability declaration reports, and the statistical
+:class:`EstimateResult` of :func:`dpverify.estimate_sampler` with its :class:`SampledEvent` events.
 
 Results sit with the engine, below the checks that build them: the discrete and the continuous
 checks return the same types without importing each other.
@@ -8,6 +9,7 @@ checks return the same types without importing each other.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +18,7 @@ from dpverify.verdict.assumptions import Assumption, assuming, blocking
 from dpverify.verdict.claims import Claim, PredictionDp, Stability
 from dpverify.verdict.engine import Verdict, Witness
 
-__all__ = ["PairsResult", "SymmetryViolation", "VerificationResult"]
+__all__ = ["EstimateResult", "PairsResult", "SampledEvent", "SymmetryViolation", "VerificationResult"]
 
 
 @dataclass(frozen=True)
@@ -167,3 +169,137 @@ class PairsResult(VerificationResult):
     epsilon_bounds: tuple[float, float] | None = None
     input_set: str = ""
     details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SampledEvent:
+    """An output event tested on the test half of a sampled run: ``S`` was chosen on the other
+    half as likelier under ``M(dataset)`` (P) than under ``M(neighbor)`` (Q).
+
+    Attributes:
+        dataset, neighbor: the pair, the P side first.
+        event: the event, readable (``"o <= 0.97"``, ``"o[2] > 1.5"``, ``"o in {3, 4}"``).
+        p_count, p_samples: how many of the ``p_samples`` test draws from ``M(dataset)`` fell in S.
+        q_count, q_samples: the same for ``M(neighbor)``.
+        p_lower: an exact (Clopper–Pearson) lower confidence bound on ``P(S)``.
+        q_upper: an exact upper confidence bound on ``Q(S)``.
+        level: the one-sided error of each of the two bounds (the run's ``1 - confidence`` split
+            over every interval it computed).
+        delta: the claimed delta the bound subtracts.
+        epsilon_lower_bound: ``ln((p_lower - delta) / q_upper)``; ``-inf`` when ``p_lower <= delta``.
+    """
+
+    dataset: Any
+    neighbor: Any
+    event: str
+    p_count: int
+    p_samples: int
+    q_count: int
+    q_samples: int
+    p_lower: float
+    q_upper: float
+    level: float
+    delta: float
+    epsilon_lower_bound: float
+
+    @property
+    def p_frequency(self) -> float:
+        return self.p_count / self.p_samples
+
+    @property
+    def q_frequency(self) -> float:
+        return self.q_count / self.q_samples
+
+    def __str__(self) -> str:
+        minus = f" - {self.delta:.6g}" if self.delta else ""
+        return "\n".join([
+            f"D  = {self.dataset}",
+            f"D' = {self.neighbor}",
+            f"S  = {{{self.event}}}",
+            f"M(D) in S:  {self.p_count:,} of {self.p_samples:,} ({self.p_frequency:.6g}); P(S) >= {self.p_lower:.6g}",
+            f"M(D') in S: {self.q_count:,} of {self.q_samples:,} ({self.q_frequency:.6g}); Q(S) <= {self.q_upper:.6g}",
+            f"eps >= ln(({self.p_lower:.6g}{minus}) / {self.q_upper:.6g}) = {self.epsilon_lower_bound:.6g}",
+        ])
+
+
+@dataclass(frozen=True)
+class EstimateResult:
+    """What :func:`dpverify.estimate_sampler` found: a lower confidence bound on epsilon.
+
+    Sampling can refute a privacy claim, never prove one, so the verdict is never HOLDS:
+
+    * ``VIOLATED`` — ``epsilon_lower_bound > claimed_epsilon``: with probability at least
+      ``confidence`` over the run's draws the mechanism is not ``(claimed_epsilon,
+      claimed_delta)``-DP; ``witness`` is the pair and event.
+    * ``UNDECIDED`` — no violation was found at this sample size (``reason`` says so and gives the
+      bound): more samples may find one; a proof needs :func:`dpverify.verify` on an exact mechanism.
+
+    Attributes:
+        verdict: VIOLATED or UNDECIDED (never a passing state; ``holds`` is always False).
+        epsilon_lower_bound: with probability at least ``confidence``, the smallest epsilon for
+            which the mechanism is ``(epsilon, claimed_delta)``-DP is at least this (0 when no
+            event gave a positive bound).
+        claimed_epsilon, claimed_delta: the claim, as given.
+        witness: the tested event with the largest bound (the violation when VIOLATED), or None
+            when no event was tested.
+        tested: every event the test half certified (the union bound counts them all).
+        samples: draws from the mechanism on each dataset (half to choose events, half to test).
+        confidence: the probability that every bound of the run holds at once.
+        seed: the run's seed (pass ``random_state=seed`` to repeat it exactly).
+        seconds: wall time.
+        pairs, datasets: the input pairs (each compared in both directions) and the distinct datasets.
+        input_set: how the pairs were named.
+        batched: whether the sampler was called with ``size=``.
+        events_scored: (pair, direction, event) candidates ranked on the selection half.
+        reason: the verdict in words.
+    """
+
+    verdict: Verdict
+    epsilon_lower_bound: float
+    claimed_epsilon: Any
+    claimed_delta: Any
+    witness: SampledEvent | None
+    tested: tuple[SampledEvent, ...]
+    samples: int
+    confidence: float
+    seed: int
+    seconds: float
+    pairs: int
+    datasets: int
+    input_set: str
+    batched: bool
+    events_scored: int
+    reason: str
+
+    def __post_init__(self) -> None:
+        if self.verdict not in (Verdict.VIOLATED, Verdict.UNDECIDED):  # invariant: sampling proves nothing
+            raise AssertionError(f"internal error: a sampled estimate cannot be {self.verdict}")
+        if not (self.epsilon_lower_bound >= 0 and math.isfinite(self.epsilon_lower_bound)):
+            raise AssertionError(f"internal error: epsilon_lower_bound={self.epsilon_lower_bound!r}")
+
+    @property
+    def holds(self) -> bool:
+        """Always False: a sample never proves a claim (see :attr:`verdict`)."""
+        return False
+
+    @property
+    def violated(self) -> bool:
+        return self.verdict is Verdict.VIOLATED
+
+    def __bool__(self) -> bool:
+        return self.holds
+
+    def summary(self) -> str:
+        lines = [
+            f"{self.verdict}: claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta}), "
+            f"eps >= {self.epsilon_lower_bound:.6g} at confidence {self.confidence:g}",
+            f"  {self.reason}",
+            f"  {self.pairs:,} pairs of {self.input_set} (both directions) over {self.datasets:,} datasets, "
+            f"{self.samples:,} samples each ({'batched' if self.batched else 'one call per sample'}), "
+            f"{len(self.tested)} event(s) tested of {self.events_scored:,} scored, seed {self.seed}, "
+            f"{self.seconds:.2f}s",
+        ]
+        if self.witness is not None:
+            title = "witness" if self.violated else "strongest event"
+            lines.append(f"  {title}:\n    " + str(self.witness).replace("\n", "\n    "))
+        return "\n".join(lines)
