@@ -1,0 +1,230 @@
+"""Drawing a sampler's outputs on one dataset, and what the two halves of a run keep of them.
+
+A *sampler* is user code ``sampler(dataset, rng)`` that draws one output of ``M(dataset)`` from a
+:class:`numpy.random.Generator`; one that takes ``size=`` (``sampler(dataset, rng, size=k)``) returns
+``k`` outputs at once and is called in batches of at most :data:`BATCH`. Outputs are read as one of
+three kinds:
+
+* ``"real"``: numbers (an integer or float array, or a list of ints and floats; bools are labels);
+* ``"vector"``: rows of numbers of one length ``d`` (a ``(k, d)`` array, or a list of equal-length
+  tuples or arrays of numbers);
+* ``"discrete"``: anything else hashable (strings, tuples of labels, a mixture); lists and arrays
+  inside are read as tuples.
+
+Used by :mod:`dpverify.checking.estimate`: the functions :func:`draw_summary` (the selection half)
+and :func:`count_events` (the test half) are the tasks its executors run, one per dataset.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections import Counter
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from dpverify.errors import MechanismError
+from dpverify.parallel.executors import Shared
+
+__all__ = ["BATCH", "DISCRETE_CAP", "Outputs", "Summary", "accepts_size", "draw", "summarise", "draw_summary",
+           "count_events"]
+
+#: Outputs asked of a batched sampler per call (``size=``): bounds its memory, fixes the streams.
+BATCH = 1 << 16
+#: A numeric half with at most this many distinct outputs also gets outcome events (each value,
+#: unions of values); past it only threshold and interval events.
+DISCRETE_CAP = 1000
+
+
+def accepts_size(sampler: Any) -> bool:
+    """Whether ``sampler`` takes a ``size`` argument by keyword (then it is called batched)."""
+    try:
+        parameters = inspect.signature(sampler).parameters
+    except (TypeError, ValueError):  # a builtin or extension callable without a signature
+        return False
+    found = parameters.get("size")
+    return found is not None and found.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+@dataclass
+class Outputs:
+    """``count`` outputs of one kind: ``values`` (float64, ``(count,)`` real or ``(count, d)``
+    vector) or ``items`` (a list of hashable discrete outputs)."""
+
+    kind: str
+    values: np.ndarray | None = None
+    items: list | None = None
+
+    def __len__(self) -> int:
+        if self.values is not None:
+            return int(self.values.shape[0])
+        return len(self.items or ())
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (Real, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def _hashable(value: Any, dataset: tuple) -> Any:
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        pass
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(_hashable(v, dataset) for v in (value.tolist() if isinstance(value, np.ndarray) else value))
+    raise MechanismError(
+        f"the sampler returned the unhashable output {value!r} on dataset {dataset!r}; return numbers, "
+        "arrays of numbers, strings or tuples.",
+        dataset=dataset,
+    )
+
+
+def _numeric(values: np.ndarray, dataset: tuple) -> Outputs:
+    values = np.asarray(values, dtype=np.float64)
+    if np.isnan(values).any():
+        raise MechanismError(
+            f"the sampler returned nan on dataset {dataset!r}; every output must be a number (or a label), "
+            "so fix the sampler where it computes nan.",
+            dataset=dataset,
+        )
+    if values.ndim == 1:
+        return Outputs("real", values=values)
+    return Outputs("vector", values=values.reshape(values.shape[0], -1))
+
+
+def parse(raw: Any, count: int, dataset: tuple, *, batched: bool) -> Outputs:
+    """``count`` outputs as returned (a batch, or a list of single draws) read as :class:`Outputs`."""
+    call = f"sampler(dataset, rng, size={count})" if batched else "sampler(dataset, rng)"
+    if isinstance(raw, np.ndarray) and raw.ndim >= 1 and raw.dtype.kind in "iuf":
+        if raw.shape[0] != count:
+            raise MechanismError(
+                f"{call} returned {raw.shape[0]} outputs (an array of shape {raw.shape}) on dataset {dataset!r}; "
+                f"it must return exactly {count}, one per row.",
+                dataset=dataset,
+            )
+        return _numeric(raw, dataset)
+    try:
+        items = list(raw)
+    except TypeError:
+        raise MechanismError(
+            f"{call} must return {count} outputs (an array or a list), got {type(raw).__name__} {raw!r} on "
+            f"dataset {dataset!r}.",
+            dataset=dataset,
+        ) from None
+    if len(items) != count:
+        raise MechanismError(
+            f"{call} returned {len(items)} outputs on dataset {dataset!r}; it must return exactly {count}.",
+            dataset=dataset,
+        )
+    if items and all(_is_number(v) for v in items):
+        return _numeric(np.array(items, dtype=np.float64), dataset)
+    if items and all(isinstance(v, (tuple, list, np.ndarray)) for v in items):
+        rows = [np.ravel(np.asarray(v, dtype=object)) if not isinstance(v, np.ndarray) else np.ravel(v) for v in items]
+        width = len(rows[0])
+        if width and all(len(r) == width and all(_is_number(x) for x in r.tolist()) for r in rows):
+            return _numeric(np.array([r.tolist() for r in rows], dtype=np.float64), dataset)
+    return Outputs("discrete", items=[_hashable(v, dataset) for v in items])
+
+
+def _merge(parts: list[Outputs]) -> Outputs:
+    """Batches joined: one kind when they agree (vectors of one width), else discrete items."""
+    if len(parts) == 1:
+        return parts[0]
+    kinds = {p.kind for p in parts}
+    widths = {p.values.shape[1] for p in parts if p.kind == "vector" and p.values is not None}
+    if kinds == {"real"} or (kinds == {"vector"} and len(widths) == 1):
+        return Outputs(parts[0].kind, values=np.concatenate([p.values for p in parts if p.values is not None]))
+    return Outputs("discrete", items=[item for p in parts for item in items_of(p)])
+
+
+def items_of(outputs: Outputs) -> list:
+    """The outputs as hashable Python values (floats, tuples of floats, labels)."""
+    if outputs.items is not None:
+        return outputs.items
+    assert outputs.values is not None
+    if outputs.kind == "real":
+        return outputs.values.tolist()
+    return [tuple(row) for row in outputs.values.tolist()]
+
+
+def draw(sampler: Any, dataset: tuple, rng: np.random.Generator, count: int, batched: bool) -> Outputs:
+    """``count`` outputs of ``sampler`` on ``dataset`` (batched calls of at most :data:`BATCH`)."""
+    parts = []
+    done = 0
+    while done < count:
+        size = min(BATCH, count - done) if batched else count - done
+        try:
+            raw = sampler(dataset, rng, size=size) if batched else [sampler(dataset, rng) for _ in range(size)]
+        except MechanismError:
+            raise
+        except Exception as error:
+            raise MechanismError(
+                f"the sampler raised on dataset {dataset!r}: {type(error).__name__}: {error}",
+                dataset=dataset, original=error,
+            ) from error
+        parts.append(parse(raw, size, dataset, batched=batched))
+        done += size
+    return _merge(parts)
+
+
+@dataclass
+class Summary:
+    """What selection reads of one dataset's selection half.
+
+    Attributes:
+        kind: the outputs' kind (``"real"``, ``"vector"``, ``"discrete"``).
+        size: how many outputs were drawn.
+        sorted: real: the values sorted; vector: ``(d, size)``, each coordinate sorted; else None.
+        counts: output -> how many times it was drawn, for discrete outputs and for numeric ones
+            with at most :data:`DISCRETE_CAP` distinct values; else None.
+    """
+
+    kind: str
+    size: int
+    sorted: np.ndarray | None
+    counts: dict | None
+
+
+def _row_counts(values: np.ndarray) -> dict | None:
+    """Distinct rows and their counts (rows equal as tuples of floats merged), or None past the cap."""
+    rows = np.ascontiguousarray(values)
+    keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    if first.size > DISCRETE_CAP:
+        return None
+    found: dict = {}
+    for index, number in zip(first.tolist(), counts.tolist()):
+        key = tuple(rows[index].tolist())
+        found[key] = found.get(key, 0) + number
+    return found
+
+
+def summarise(outputs: Outputs) -> Summary:
+    """A selection half as :class:`Summary`."""
+    if outputs.kind == "discrete":
+        return Summary("discrete", len(outputs), None, dict(Counter(items_of(outputs))))
+    assert outputs.values is not None
+    if outputs.kind == "real":
+        ordered = np.sort(outputs.values)
+        distinct, counts = np.unique(ordered, return_counts=True)
+        found = dict(zip(distinct.tolist(), counts.tolist())) if distinct.size <= DISCRETE_CAP else None
+        return Summary("real", len(outputs), ordered, found)
+    return Summary("vector", len(outputs), np.sort(outputs.values.T, axis=1), _row_counts(outputs.values))
+
+
+def draw_summary(task: tuple, shared: Shared) -> Summary:
+    """Executor task: the selection half of one dataset (``task = (dataset, seed)``)."""
+    dataset, seed = task
+    outputs = draw(shared["sampler"], dataset, np.random.default_rng(seed), shared["count"], shared["batched"])
+    return summarise(outputs)
+
+
+def count_events(task: tuple, shared: Shared) -> list[int]:
+    """Executor task: the test half of one dataset (``task = (dataset, seed, events)``), drawn
+    afresh from its own seed, and how many of its outputs fall in each event."""
+    dataset, seed, events = task
+    outputs = draw(shared["sampler"], dataset, np.random.default_rng(seed), shared["count"], shared["batched"])
+    return [event.count(outputs) for event in events]
