@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (
         exchangeable,
         verify,
     )
+    from dpverify.checking.estimate import estimate_sampler
     from dpverify.checking.input_pairs import all_query_vectors, query_vectors, statdp_patterns, verify_pairs
     from dpverify.checking.public_data import all_public_samples, verify_with_public_data
     from dpverify.finite.distribution import Distribution
@@ -53,6 +54,7 @@ __all__ = [
     "verify_with_public_data",
     "all_public_samples",
     "verify_pairs",
+    "estimate_sampler",
     "query_vectors",
     "statdp_patterns",
     "all_query_vectors",
@@ -96,6 +98,7 @@ _LAZY = {
     "PredictionDp": "verdict.claims",
     "Distribution": "finite.distribution",
     "verify_pairs": "checking.input_pairs",
+    "estimate_sampler": "checking.estimate",
     "query_vectors": "checking.input_pairs",
     "statdp_patterns": "checking.input_pairs",
     "all_query_vectors": "checking.input_pairs",
