@@ -194,7 +194,7 @@ def _certify(chosen: list[Candidate], counts: dict[int, dict], datasets: list, s
     bounds = log_ratio_bound(p_lower, q_upper, delta)
     return [
         SampledEvent(datasets[c.first], datasets[c.second], str(c.event), int(p_count[k]), size, int(q_count[k]),
-                     size, float(p_lower[k]), float(q_upper[k]), level, delta, float(bounds[k]))
+                     size, float(p_lower[k]), float(q_upper[k]), level, delta, float(bounds[k]), c.event)
         for k, c in enumerate(chosen)
     ]
 

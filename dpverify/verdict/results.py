@@ -187,6 +187,8 @@ class SampledEvent:
             over every interval it computed).
         delta: the claimed delta the bound subtracts.
         epsilon_lower_bound: ``ln((p_lower - delta) / q_upper)``; ``-inf`` when ``p_lower <= delta``.
+        event_set: the event itself (an interval with ``low``, ``high`` and ``coordinate``, or a set
+            of ``outcomes``); ``event_set.count(outputs)`` counts it.
     """
 
     dataset: Any
@@ -201,6 +203,7 @@ class SampledEvent:
     level: float
     delta: float
     epsilon_lower_bound: float
+    event_set: Any = None
 
     @property
     def p_frequency(self) -> float:
