@@ -47,12 +47,14 @@ from dpverify.verdict.engine import Verdict
 from dpverify.verdict.privacy_loss import check_delta, check_epsilon
 from dpverify.verdict.results import EstimateResult, SampledEvent
 
-__all__ = ["estimate_sampler", "EstimateResult", "SampledEvent", "MIN_SAMPLES", "MAX_DATASETS"]
+__all__ = ["estimate_sampler", "EstimateResult", "SampledEvent", "MIN_SAMPLES", "MAX_DATASETS", "MAX_PAIRS"]
 
 #: The fewest samples per dataset accepted (half of them choose events, half test them).
 MIN_SAMPLES = 1000
 #: The most datasets a ``records``/``n`` enumeration may have (each is sampled ``samples`` times).
 MAX_DATASETS = 100_000
+#: The most pairs it may have (events are chosen for each pair, a few milliseconds each).
+MAX_PAIRS = 100_000
 
 Sampler = Callable[..., Any]
 
@@ -170,6 +172,11 @@ def _inputs(pairs: Any, records: Any, n: Any, neighbors: Any) -> InputPairs:
     if count == 0:
         raise InvalidArgument(
             f"records={universe!r} with n={n} have no neighbouring pairs under {rel.name}; pass at least two records."
+        )
+    if count > MAX_PAIRS:
+        raise InvalidArgument(
+            f"records and n={n} give {count:,} {rel.name} pairs, more than {MAX_PAIRS:,} (events are chosen for each "
+            "pair); lower n or the number of records, or pass the pairs to test as pairs=."
         )
     pair_set = rel.pairs(universe, n, exchangeable=False)
     if len(pair_set.datasets) > MAX_DATASETS:

@@ -231,6 +231,17 @@ def test_a_sampler_without_size_is_called_once_per_sample():
     assert result.epsilon_lower_bound <= math.log(3)
 
 
+def constant(dataset, rng, size):
+    return np.zeros(size)
+
+
+def test_a_constant_mechanism_is_never_violated_even_at_epsilon_zero():
+    # P(S) = Q(S) for every S: no event can bound eps above 0
+    result = estimate_sampler(constant, records=(0, 1, 2), n=2, epsilon=0, samples=2_000, random_state=0)
+    assert result.verdict is Verdict.UNDECIDED and result.epsilon_lower_bound == 0.0
+    assert len(result.tested) == 1 and result.witness.epsilon_lower_bound < 0
+
+
 def test_delta_lowers_the_bound():
     # ln((P_lo - delta) / Q_hi): with delta = 0.2 the randomized response bound falls from about
     # ln(0.74 / 0.26) = 1.05 to about ln(0.54 / 0.26) = 0.73
@@ -303,6 +314,8 @@ GOOD = {"records": (0, 1), "n": 1, "epsilon": 1.0}
     ({"records": None}, r"needs the inputs: pairs=\[\(D, D'\), \.\.\.\]"),
     ({"n": 0}, r"n must be an integer >= 1, got n=0"),
     ({"neighbors": "nearby"}, r"unknown neighbour relation neighbors='nearby'"),
+    # 10 records, n = 6: 10^6 * 6 * 9 / 2 = 27,000,000 substitute pairs
+    ({"records": tuple(range(10)), "n": 6}, r"give 27,000,000 substitute pairs, more than 100,000"),
 ])
 def test_bad_arguments_are_refused_before_sampling(changes, message):
     with pytest.raises(InvalidArgument, match=message):
