@@ -1,0 +1,797 @@
+"""The exact random source ``rng`` that :func:`dpverify.from_sampler` hands to a sampler.
+
+:class:`ExactRandom` answers the commonly used draws of numpy's ``Generator`` and of Python's
+``random.Random`` without drawing anything: every draw is a *choice point* with finitely many
+branches and their exact probabilities. One run of the sampler follows one branch at each choice
+point (the branches a caller asks for by a prefix of branch indices, the first branch after it),
+and records the choice points it met, so :mod:`dpverify.finite.sampling` can enumerate every
+execution path depth first and weight each by the product of its branch probabilities.
+
+``rng.random()`` returns a :class:`LazyUniform`: a uniform on ``[0, 1)`` that is never drawn. It
+keeps the interval ``[lo, hi)`` (exact Fractions) it is known to lie in; a comparison with a
+threshold ``t`` inside the interval is a choice point with two branches, ``u < t`` with probability
+``(t - lo) / (hi - lo)`` and ``u >= t`` with the rest, and narrows the interval on each. So a
+Bernoulli coin ``rng.random() < p`` and inverse-CDF sampling of a finite distribution are exact.
+Ties ``u == t`` have probability 0, so ``<`` and ``<=`` (``>`` and ``>=``) branch alike.
+Arithmetic on a lazy uniform (``u * 3``, ``math.log(u)``, ``float(u)``) is refused: its result
+would need the value, which is never drawn.
+
+Numbers: exact probabilities and weights (``int``, ``Fraction``, ``Decimal``, sympy rationals) stay
+exact Fractions. A float is its binary value and marks the path *inexact*: the distribution that
+:mod:`dpverify.finite.sampling` builds then holds floats (each total computed exactly from the
+binary values and rounded once), as the float error model of :mod:`dpverify.verdict.engine` expects.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import random
+import sys
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from numbers import Integral, Real
+from typing import Any, NoReturn
+
+import numpy as np
+
+from dpverify.errors import (
+    DpverifyError,
+    EnumerationTooLarge,
+    InvalidArgument,
+    MechanismError,
+    NondeterministicMechanism,
+)
+
+__all__ = ["ExactRandom", "LazyUniform", "SUPPORTED_CALLS"]
+
+#: The draws :class:`ExactRandom` answers, by the API they come from (used in its error messages).
+SUPPORTED_CALLS = (
+    "numpy Generator: random(size=None), integers(low, high=None, size=None, dtype=int64, endpoint=False), "
+    "choice(a, size=None, replace=True, p=None, axis=0), permutation(x, axis=0), shuffle(x, axis=0), "
+    "permuted(x, axis=None, out=None), binomial(n, p, size=None), hypergeometric(ngood, nbad, nsample, size=None), "
+    "multinomial(n, pvals, size=None); random.Random: random(), randrange(start, stop=None, step=1), "
+    "randint(a, b), choice(seq), choices(population, weights=None, *, cum_weights=None, k=1), "
+    "sample(population, k, *, counts=None), shuffle(x), getrandbits(k), binomialvariate(n=1, p=0.5)"
+)
+
+_WAYS_ON = (
+    "Two ways on: write the noise with the exact noise programs of mechanisms/ (mechanisms.noise: Laplace, "
+    "Exponential, Geometric; mechanisms.laplace for comparisons of noisy values) and return the mechanism's "
+    "distribution, or check the sampler statistically with dpverify.estimate_sampler."
+)
+
+#: numpy's tolerance on a float ``p`` summing to 1 (``sqrt`` of the float64 machine epsilon).
+_FLOAT_SUM_TOLERANCE = math.sqrt(sys.float_info.epsilon)
+
+Signature = tuple  # (kind, branch count, branch probabilities or None for uniform, inexact)
+
+
+class _Abort(BaseException):
+    """Stops a run of the sampler with the error to raise (``args[0]``, also kept as the rng's
+    ``_failure`` in case the sampler swallows it). A BaseException, so a sampler's ``except
+    Exception:`` cannot swallow it."""
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _arguments(args: tuple, kwargs: dict) -> str:
+    return ", ".join([*(_describe(a) for a in args), *(f"{k}={_describe(v)}" for k, v in kwargs.items())])
+
+
+def _number(call: str, name: str, value: Any) -> tuple[Fraction, bool]:
+    """``value`` as an exact Fraction and whether it was a float (its binary value, inexact)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        raise InvalidArgument(f"{call}: {name} must be a number, got the bool {name}={value!r}; pass 0 or 1.")
+    if isinstance(value, Fraction):
+        return value, False
+    if isinstance(value, Integral):
+        return Fraction(int(value)), False
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidArgument(f"{call}: {name} must be a finite number, got {name}={value!r}.")
+        return Fraction(value), True
+    if type(value).__name__ == "Decimal" and value.is_finite():
+        return Fraction(value), False
+    basic: Any = getattr(sys.modules.get("sympy"), "Basic", ())
+    if isinstance(value, basic):
+        if value.is_Rational:
+            return Fraction(int(value.p), int(value.q)), False
+        if value.is_Float:
+            return _number(call, name, float(value))
+        raise InvalidArgument(
+            f"{call}: {name} must be rational or a float, got the irrational {name}={value}; pass floats (the "
+            "distribution is then a float one) or write the mechanism's exact distribution directly (e.g. "
+            "mechanisms.exponential.exponential_mechanism(..., exact=True))."
+        )
+    if isinstance(value, Real):
+        return _number(call, name, float(value))
+    raise InvalidArgument(f"{call}: {name} must be a real number, got {name}={value!r} of type {type(value).__name__}.")
+
+
+def _integer(call: str, name: str, value: Any, *, at_least: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (Integral, np.integer)):
+        raise InvalidArgument(f"{call}: {name} must be an integer, got {name}={value!r}.")
+    number = int(value)
+    if at_least is not None and number < at_least:
+        raise InvalidArgument(f"{call}: {name} must be an integer >= {at_least}, got {name}={number}.")
+    return number
+
+
+def _shape(call: str, size: Any) -> tuple[int, ...] | None:
+    if size is None:
+        return None
+    sizes = (size,) if isinstance(size, (Integral, np.integer)) else size
+    try:
+        shape = tuple(_integer(call, "size", s, at_least=0) for s in sizes)
+    except TypeError:
+        raise InvalidArgument(f"{call}: size must be None, an integer or a tuple of integers, got size={size!r}.") from None
+    return shape
+
+
+def _weights(call: str, name: str, values: Any, *, relative: bool) -> tuple[list[Fraction], bool]:
+    """Exact probabilities from ``values``: relative weights (normalised) or absolute probabilities
+    (exact ones must sum to exactly 1, floats to 1 within numpy's tolerance). Floats (any one makes
+    the lot inexact) are used as given when their sum is exactly 1.0, else divided by it."""
+    read = [_number(call, f"{name}[{i}]", v) for i, v in enumerate(values)]
+    for i, (number, _) in enumerate(read):
+        if number < 0:
+            raise InvalidArgument(f"{call}: {name}[{i}] must be >= 0, got {name}[{i}]={values[i]!r}.")
+    if not read:
+        raise InvalidArgument(f"{call}: {name} must not be empty.")
+    if not any(inexact for _, inexact in read):
+        total = sum((number for number, _ in read), Fraction(0))
+        if total == 0:
+            raise InvalidArgument(f"{call}: {name} must have a positive total, got all zeros.")
+        if relative:
+            return [number / total for number, _ in read], False
+        if total != 1:
+            raise InvalidArgument(
+                f"{call}: the exact probabilities {name} must sum to exactly 1, got a total of {total}; divide "
+                f"them by their total (or pass floats, which are normalised as numpy does)."
+            )
+        return [number for number, _ in read], False
+    floats = [float(number) for number, _ in read]
+    float_total = math.fsum(floats)
+    if float_total <= 0:
+        raise InvalidArgument(f"{call}: {name} must have a positive total, got all zeros.")
+    if not relative and abs(float_total - 1.0) > _FLOAT_SUM_TOLERANCE:
+        raise InvalidArgument(f"{call}: the probabilities {name} must sum to 1, got a total of {float_total!r}.")
+    if float_total != 1.0:
+        floats = [f / float_total for f in floats]
+    return [Fraction(f) for f in floats], True
+
+
+def _sequence(call: str, name: str, value: Any) -> Sequence:
+    if isinstance(value, (set, frozenset, dict)) or not (hasattr(value, "__len__") and hasattr(value, "__getitem__")):
+        raise InvalidArgument(
+            f"{call}: {name} must be a sequence (list, tuple, range, str or numpy array), got {type(value).__name__}; "
+            "sets have no order to draw by: pass sorted(...) of it."
+        )
+    return value
+
+
+def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
+    if parts == 1:
+        return [(total,)]
+    return [(first, *rest) for first in range(total + 1) for rest in _compositions(total - first, parts - 1)]
+
+
+class ExactRandom:
+    """The ``rng`` a sampler receives from :func:`dpverify.from_sampler`: numpy ``Generator`` and
+    ``random.Random`` draws answered by enumeration (see the module docstring and
+    :data:`SUPPORTED_CALLS`). Scalars come back as Python ints (or the chosen element); arrays as
+    numpy arrays, as numpy returns them; ``random()`` as a :class:`LazyUniform`."""
+
+    def __init__(self, dataset: Any, name: str, max_branches: int) -> None:
+        self._dataset, self._name, self._max_branches = dataset, name, max_branches
+        self._run = 0
+        self._start([], [], None)
+
+    # -- the run: choice points --------------------------------------------------------------
+
+    def _start(self, prefix: list[int], expected: list[Signature], probe: random.Random | None) -> None:
+        self._run += 1
+        self._prefix, self._expected, self._probe = prefix, expected, probe
+        self._signatures: list[Signature] = []
+        self._indices: list[int] = []
+        self._numerator, self._denominator = 1, 1
+        self._inexact = False
+        self._failure: DpverifyError | None = None
+        self._active = True
+
+    def _finish(self) -> None:
+        self._active = False
+
+    def _abort(self, error: DpverifyError) -> NoReturn:
+        if self._failure is None:
+            self._failure = error
+        raise _Abort(error)
+
+    def _choose(self, kind: str, count: int, probabilities: tuple[Fraction, ...] | None = None, inexact: bool = False) -> int:
+        """A choice point of ``count`` >= 2 branches: uniform (``probabilities`` None), by the positive
+        exact ``probabilities``, or a coin (``count`` 2, ``probabilities`` the first branch's alone).
+        Returns the branch this run takes."""
+        if not self._active:
+            self._abort(MechanismError(
+                f"rng.{kind} was called after the sampler {self._name} returned; the rng is only valid during the "
+                "call it was passed to (do not keep it, or lazy uniforms drawn from it, between calls).",
+                dataset=self._dataset,
+            ))
+        position = len(self._indices)
+        signature = (kind, count, probabilities, inexact)
+        if position < len(self._prefix):
+            if self._expected[position] != signature:
+                self._abort(self._mismatch(position, signature))
+            index = self._prefix[position]
+        elif self._probe is not None:
+            index = self._probe.randrange(count)
+        else:
+            if count > self._max_branches:
+                self._abort(EnumerationTooLarge(
+                    f"rng.{kind} alone has {count:,} outcomes on dataset {self._dataset!r}, more than "
+                    f"max_paths={self._max_branches:,} execution paths of the sampler {self._name}; draw from a smaller "
+                    "range, raise max_paths (from_sampler(sampler, max_paths=...)), or check the sampler "
+                    "statistically with dpverify.estimate_sampler.",
+                ))
+            index = 0
+        self._signatures.append(signature)
+        self._indices.append(index)
+        if probabilities is None:
+            self._denominator *= count
+        elif len(probabilities) == count:
+            chosen = probabilities[index]
+            self._numerator *= chosen.numerator
+            self._denominator *= chosen.denominator
+        else:  # a coin given by the probability of its first branch
+            first = probabilities[0]
+            self._numerator *= first.numerator if index == 0 else first.denominator - first.numerator
+            self._denominator *= first.denominator
+        if inexact:
+            self._inexact = True
+        return index
+
+    def _mismatch(self, position: int, signature: Signature | None) -> NondeterministicMechanism:
+        before = self._expected[position] if position < len(self._expected) else None
+        return NondeterministicMechanism(
+            f"the sampler {self._name} is not a function of its dataset and rng: replaying an execution path on "
+            f"dataset {self._dataset!r}, its random draw #{position + 1} was {_signature_text(signature)}, where the "
+            f"first run of that path made {_signature_text(before)}. It draws randomness from somewhere else too: "
+            "a global generator (random.random(), np.random.rand(), a np.random.default_rng() made inside), the "
+            "clock, or state kept between calls. Draw every random choice from the rng argument.",
+            dataset=self._dataset,
+        )
+
+    def _uniform(self, kind: str, count: int) -> int:
+        return 0 if count == 1 else self._choose(kind, count)
+
+    def _weighted(self, kind: str, probabilities: Sequence[Fraction], inexact: bool) -> int:
+        """An index of ``probabilities`` (exact, summing to 1), zero entries never taken."""
+        positive = [i for i, p in enumerate(probabilities) if p > 0]
+        if len(positive) == 1:
+            return positive[0]
+        branch = self._choose(kind, len(positive), tuple(probabilities[i] for i in positive), inexact)
+        return positive[branch]
+
+    def _without_replacement(self, kind: str, n: int, count: int, weights: list[Fraction] | None, inexact: bool) -> list[int]:
+        """``count`` distinct indices of ``range(n)`` in draw order: uniform, or successive sampling
+        (each draw proportional to the weights of the indices not yet drawn), as numpy does."""
+        remaining = list(range(n))
+        drawn = []
+        for j in range(count):
+            if weights is None:
+                index = self._uniform(kind, n - j)
+            else:
+                if inexact:
+                    floats = [float(weights[i]) for i in remaining]
+                    total = math.fsum(floats)
+                    shares = [Fraction(f / total) for f in floats]
+                else:
+                    exact_total = sum((weights[i] for i in remaining), Fraction(0))
+                    shares = [weights[i] / exact_total for i in remaining]
+                index = self._weighted(kind, shares, inexact)
+            drawn.append(remaining.pop(index))
+        return drawn
+
+    def _elementwise(self, call: str, size: Any, parameters: tuple, draw: Callable[..., Any], dtype: Any) -> Any:
+        """``draw(*parameters)`` once (scalars, no size) or per element of the broadcast shape."""
+        if size is None and all(np.ndim(p) == 0 for p in parameters):
+            return draw(*parameters)
+        shapes = [np.shape(p) for p in parameters]
+        try:
+            shape = _shape(call, size) if size is not None else np.broadcast_shapes(*shapes)
+            columns = [np.broadcast_to(np.asarray(p, dtype=object), shape) for p in parameters]  # type: ignore[arg-type]
+        except ValueError:
+            raise InvalidArgument(f"{call}: parameters of shapes {shapes} do not broadcast to size={size!r}.") from None
+        assert shape is not None
+        out = np.empty(shape, dtype=object)
+        for index in np.ndindex(*shape):
+            out[index] = draw(*(column[index] for column in columns))
+        return out if dtype is object else out.astype(dtype)
+
+    # -- numpy Generator ------------------------------------------------------------------------
+
+    def random(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        """A :class:`LazyUniform` on [0, 1) (numpy's ``random()``, Python's ``random()``), or an
+        object array of independent ones with ``size``."""
+        if out is not None:
+            raise InvalidArgument("rng.random: out= is not supported; use the returned array of lazy uniforms.")
+        if size is None:
+            return LazyUniform(self)
+        return self._elementwise("rng.random", size, (), lambda: LazyUniform(self), object)
+
+    def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False) -> Any:
+        """Uniform integers in ``[low, high)`` (``[low, high]`` with ``endpoint``; ``[0, low)`` without high)."""
+        if high is None:
+            low, high = 0, low
+
+        def bounds(lo: Any, hi: Any) -> tuple[int, int]:
+            start = _integer("rng.integers", "low", lo)
+            stop = _integer("rng.integers", "high", hi) + (1 if endpoint else 0)
+            if stop <= start:
+                raise InvalidArgument(
+                    f"rng.integers: the range is empty, got low={start}, high={_describe(hi)}, endpoint={endpoint}; "
+                    "high must exceed low (or equal it with endpoint=True)."
+                )
+            return start, stop - start
+
+        if np.ndim(low) == 0 and np.ndim(high) == 0:  # scalar bounds, checked once
+            start, count = bounds(low, high)
+            if size is None:
+                value = start + self._uniform("integers", count)
+                return bool(value) if np.dtype(dtype) == np.bool_ else value
+            shape = _shape("rng.integers", size)
+            assert shape is not None
+            values = [start + self._uniform("integers", count) for _ in range(math.prod(shape))]
+            return np.array(values, dtype=dtype).reshape(shape)
+
+        def draw(lo: Any, hi: Any) -> int:
+            start, count = bounds(lo, hi)
+            return start + self._uniform("integers", count)
+
+        return self._elementwise("rng.integers", size, (low, high), draw, dtype)
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0, shuffle: bool = True) -> Any:
+        """numpy's ``choice`` (``a`` an int or a sequence, weights ``p``, with or without replacement)
+        and Python's ``choice(seq)``: without ``size`` the chosen element itself."""
+        call = "rng.choice"
+        if isinstance(a, (Integral, np.integer)) and not isinstance(a, bool):
+            n, pool = _integer(call, "a", a, at_least=0), None
+        else:
+            pool = _sequence(call, "a", a)
+            if isinstance(pool, np.ndarray):
+                if pool.ndim == 0:
+                    raise InvalidArgument(f"{call}: a must be an integer or at least 1-dimensional, got a 0-d array.")
+                n = pool.shape[axis]
+            else:
+                if axis != 0:
+                    raise InvalidArgument(f"{call}: axis={axis} applies to numpy arrays; a is a {type(a).__name__}.")
+                n = len(pool)
+        probabilities, inexact = (None, False) if p is None else _weights(call, "p", list(p), relative=False)
+        if probabilities is not None and len(probabilities) != n:
+            raise InvalidArgument(f"{call}: p must have one entry per element of a ({n}), got {len(probabilities)}.")
+        shape = _shape(call, size)
+        count = 1 if shape is None else math.prod(shape)
+        if n == 0 and count:
+            raise InvalidArgument(f"{call}: a is empty; there is nothing to choose from.")
+        if replace:
+            if probabilities is None:
+                indices = [self._uniform("choice", n) for _ in range(count)]
+            else:
+                indices = [self._weighted("choice", probabilities, inexact) for _ in range(count)]
+        else:
+            if not shuffle:
+                raise InvalidArgument(
+                    f"{call}: shuffle=False leaves the order of the sample to numpy's implementation; drop it (the "
+                    "default shuffle=True draws a uniformly ordered sample) and sort the result if order should not matter."
+                )
+            available = n if probabilities is None else sum(1 for q in probabilities if q > 0)
+            if count > available:
+                raise InvalidArgument(
+                    f"{call}: cannot take {count} distinct elements without replacement from {available} "
+                    f"{'with positive probability' if probabilities is not None else 'elements'}."
+                )
+            indices = self._without_replacement("choice", n, count, probabilities, inexact)
+        if shape is None:
+            if pool is None:
+                return indices[0]
+            return np.take(pool, indices[0], axis=axis) if isinstance(pool, np.ndarray) else pool[indices[0]]
+        chosen = np.array(indices, dtype=np.int64).reshape(shape)
+        return chosen if pool is None else np.take(np.asarray(pool), chosen, axis=axis)
+
+    def _permutation(self, kind: str, n: int) -> list[int]:
+        return self._without_replacement(kind, n, n, None, False)
+
+    def permutation(self, x: Any, axis: int = 0) -> np.ndarray:
+        """A uniformly random permutation: of ``range(x)`` for an int, else a permuted copy of ``x``
+        along ``axis`` (each of the ``n!`` orders with probability exactly ``1/n!``)."""
+        if isinstance(x, (Integral, np.integer)) and not isinstance(x, bool):
+            return np.array(self._permutation("permutation", _integer("rng.permutation", "x", x, at_least=0)), dtype=np.int64)
+        array = np.asarray(x)
+        if array.ndim == 0:
+            raise InvalidArgument("rng.permutation: x must be an integer or at least 1-dimensional.")
+        return np.take(array, self._permutation("permutation", array.shape[axis]), axis=axis)
+
+    def shuffle(self, x: Any, axis: int = 0) -> None:
+        """Shuffle the mutable sequence ``x`` in place, uniformly (numpy's and Python's ``shuffle``)."""
+        if isinstance(x, np.ndarray):
+            if x.ndim == 0:
+                raise InvalidArgument("rng.shuffle: x must be at least 1-dimensional.")
+            x[...] = np.take(x, self._permutation("shuffle", x.shape[axis]), axis=axis)
+            return
+        if isinstance(x, (tuple, str, bytes, range)) or not hasattr(x, "__setitem__"):
+            raise InvalidArgument(
+                f"rng.shuffle: x must be a mutable sequence (a list or numpy array), got {type(x).__name__}; "
+                "use rng.permutation(x) or rng.sample(x, len(x)) for a shuffled copy."
+            )
+        if axis != 0:
+            raise InvalidArgument(f"rng.shuffle: axis={axis} applies to numpy arrays; x is a {type(x).__name__}.")
+        items = [x[i] for i in self._permutation("shuffle", len(x))]
+        for i, item in enumerate(items):
+            x[i] = item
+
+    def permuted(self, x: Any, axis: int | None = None, out: Any = None) -> np.ndarray:
+        """numpy's ``permuted``: every 1-d slice along ``axis`` permuted independently (``axis=None``:
+        the flattened array), into a copy or ``out``."""
+        array = np.array(x, copy=True)
+        if axis is None:
+            flat = array.reshape(-1)
+            array = flat[self._permutation("permuted", flat.size)].reshape(array.shape)
+        else:
+            moved = np.moveaxis(array, axis, -1)
+            rows = moved.reshape(-1, moved.shape[-1]).copy()
+            for row in range(rows.shape[0]):
+                rows[row] = rows[row][self._permutation("permuted", rows.shape[1])]
+            array = np.moveaxis(rows.reshape(moved.shape), -1, axis)
+        if out is None:
+            return array
+        out[...] = array
+        return out
+
+    def binomial(self, n: Any, p: Any, size: Any = None) -> Any:
+        """Binomial(n, p): ``k`` with probability ``C(n, k) p^k (1 - p)^(n - k)``."""
+
+        def draw(trials: Any, success: Any) -> int:
+            count = _integer("rng.binomial", "n", trials, at_least=0)
+            q, inexact = _number("rng.binomial", "p", success)
+            if not 0 <= q <= 1:
+                raise InvalidArgument(f"rng.binomial: p must be in [0, 1], got p={_describe(success)}.")
+            masses = [math.comb(count, k) * q**k * (1 - q) ** (count - k) for k in range(count + 1)]
+            return self._weighted("binomial", masses, inexact)
+
+        return self._elementwise("rng.binomial", size, (n, p), draw, np.int64)
+
+    def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> Any:
+        """The number of good items among ``nsample`` drawn without replacement from ``ngood`` good
+        and ``nbad`` bad ones: ``C(ngood, k) C(nbad, nsample - k) / C(ngood + nbad, nsample)``."""
+
+        def draw(good: Any, bad: Any, sample: Any) -> int:
+            call = "rng.hypergeometric"
+            good, bad = _integer(call, "ngood", good, at_least=0), _integer(call, "nbad", bad, at_least=0)
+            sample = _integer(call, "nsample", sample, at_least=0)
+            if sample > good + bad:
+                raise InvalidArgument(f"{call}: nsample={sample} exceeds ngood + nbad = {good + bad}.")
+            total = math.comb(good + bad, sample)
+            masses = [Fraction(math.comb(good, k) * math.comb(bad, sample - k), total) for k in range(sample + 1)]
+            return self._weighted("hypergeometric", masses, False)
+
+        return self._elementwise("rng.hypergeometric", size, (ngood, nbad, nsample), draw, np.int64)
+
+    def multinomial(self, n: Any, pvals: Any, size: Any = None) -> np.ndarray:
+        """Counts of ``n`` draws over ``len(pvals)`` categories (``pvals`` must sum to 1), an int array
+        of shape ``size + (len(pvals),)``."""
+        call = "rng.multinomial"
+        trials = _integer(call, "n", n, at_least=0)
+        probabilities, inexact = _weights(call, "pvals", list(pvals), relative=False)
+        support = [i for i, q in enumerate(probabilities) if q > 0]
+        outcomes = []
+        for counts in _compositions(trials, len(support)):
+            vector = [0] * len(probabilities)
+            mass = Fraction(math.factorial(trials))
+            for i, c in zip(support, counts):
+                vector[i] = c
+                mass = mass * probabilities[i] ** c / math.factorial(c)
+            outcomes.append((vector, mass))
+        masses = [mass for _, mass in outcomes]
+        shape = _shape(call, size) or ()
+        draws = [outcomes[self._weighted("multinomial", masses, inexact)][0] for _ in range(math.prod(shape))]
+        return np.array(draws, dtype=np.int64).reshape(*shape, len(probabilities))
+
+    # -- random.Random ---------------------------------------------------------------------------
+
+    def randrange(self, start: Any, stop: Any = None, step: Any = 1) -> int:
+        """A uniform element of ``range(start, stop, step)`` (``range(start)`` without stop)."""
+        call = "rng.randrange"
+        values = range(_integer(call, "start", start)) if stop is None else range(
+            _integer(call, "start", start), _integer(call, "stop", stop), _integer(call, "step", step)
+        )
+        if not values:
+            raise InvalidArgument(f"{call}: empty range {values!r}; there is nothing to choose from.")
+        return values[self._uniform("randrange", len(values))]
+
+    def randint(self, a: Any, b: Any) -> int:
+        """A uniform integer in ``[a, b]``, both ends included."""
+        return self.randrange(a, _integer("rng.randint", "b", b) + 1)
+
+    def choices(self, population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1) -> list:
+        """``k`` draws with replacement, uniform or by relative ``weights`` (or ``cum_weights``)."""
+        call = "rng.choices"
+        pool = _sequence(call, "population", population)
+        count = _integer(call, "k", k, at_least=0)
+        if not len(pool):
+            raise InvalidArgument(f"{call}: population is empty; there is nothing to choose from.")
+        if weights is not None and cum_weights is not None:
+            raise InvalidArgument(f"{call}: pass weights or cum_weights, not both.")
+        if cum_weights is not None:
+            cumulative = list(cum_weights)
+            weights = [cumulative[0], *(b - a for a, b in zip(cumulative, cumulative[1:]))] if cumulative else []
+        if weights is None:
+            return [pool[self._uniform("choices", len(pool))] for _ in range(count)]
+        probabilities, inexact = _weights(call, "weights", list(weights), relative=True)
+        if len(probabilities) != len(pool):
+            raise InvalidArgument(f"{call}: the number of weights ({len(probabilities)}) does not match the population ({len(pool)}).")
+        return [pool[self._weighted("choices", probabilities, inexact)] for _ in range(count)]
+
+    def sample(self, population: Any, k: Any, *, counts: Any = None) -> list:
+        """``k`` elements without replacement (by position), in a uniformly random order."""
+        call = "rng.sample"
+        pool: Sequence = _sequence(call, "population", population)
+        if counts is not None:
+            repeats = [_integer(call, "counts[i]", c, at_least=0) for c in counts]
+            if len(repeats) != len(pool):
+                raise InvalidArgument(f"{call}: counts must have one entry per element of population ({len(pool)}).")
+            pool = [item for item, r in zip(pool, repeats) for _ in range(r)]
+        size = _integer(call, "k", k, at_least=0)
+        if size > len(pool):
+            raise InvalidArgument(f"{call}: k={size} is larger than the population ({len(pool)}).")
+        return [pool[i] for i in self._without_replacement("sample", len(pool), size, None, False)]
+
+    def getrandbits(self, k: Any) -> int:
+        """A uniform integer with ``k`` random bits, in ``[0, 2**k)``."""
+        return self._uniform("getrandbits", 2 ** _integer("rng.getrandbits", "k", k, at_least=0))
+
+    def binomialvariate(self, n: Any = 1, p: Any = 0.5) -> int:
+        """Python 3.12's ``binomialvariate``: the same as :meth:`binomial`."""
+        return int(self.binomial(n, p))
+
+    # -- everything else -------------------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"rng.{name} is not a draw dpverify's exact random source answers. It supports {SUPPORTED_CALLS}."
+        )
+
+    def __repr__(self) -> str:
+        return f"<dpverify exact rng of {self._name} on dataset {self._dataset!r}>"
+
+
+def _signature_text(signature: Signature | None) -> str:
+    if signature is None:
+        return "no draw (the run ended before it)"
+    kind, count, probabilities, _ = signature
+    if kind == "random":
+        return f"a comparison of rng.random() splitting its interval {float(probabilities[0]):.6g} : {float(1 - probabilities[0]):.6g}"
+    how = "uniform" if probabilities is None else "weighted"
+    return f"rng.{kind}(...) with {count} {how} outcomes"
+
+
+def _refused_draw(name: str, reason: str) -> Callable[..., Any]:
+    def refused(self: ExactRandom, *args: Any, **kwargs: Any) -> Any:
+        self._abort(MechanismError(
+            f"rng.{name}({_arguments(args, kwargs)}) {reason}, so the sampler {self._name} has no finite set of "
+            f"execution paths to enumerate. {_WAYS_ON}",
+            dataset=self._dataset,
+        ))
+
+    refused.__name__ = name
+    refused.__doc__ = f"Refused: {reason}."
+    return refused
+
+
+_CONTINUOUS = (
+    "beta", "chisquare", "dirichlet", "exponential", "f", "gamma", "gumbel", "laplace", "logistic", "lognormal",
+    "multivariate_normal", "noncentral_chisquare", "noncentral_f", "normal", "pareto", "power", "rayleigh",
+    "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal", "standard_t", "triangular",
+    "uniform", "vonmises", "wald", "weibull",
+    "betavariate", "expovariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
+    "vonmisesvariate", "weibullvariate",
+)
+_UNBOUNDED = ("geometric", "logseries", "negative_binomial", "poisson", "zipf")
+_STATEFUL = ("seed", "getstate", "setstate", "spawn", "jumped", "bit_generator", "bytes", "randbytes")
+
+for _name in _CONTINUOUS:
+    setattr(ExactRandom, _name, _refused_draw(_name, "draws from a continuous distribution"))
+for _name in _UNBOUNDED:
+    setattr(ExactRandom, _name, _refused_draw(_name, "draws from a distribution with infinitely many outcomes"))
+for _name in _STATEFUL:
+    setattr(ExactRandom, _name, _refused_draw(
+        _name, "works on the state of a generator, and the exact rng has none (nothing is drawn: every combination "
+        "of draws is enumerated)"
+    ))
+
+
+# -- lazy uniforms --------------------------------------------------------------------------------
+
+_ZERO, _ONE = Fraction(0), Fraction(1)
+_COMPARISONS = {
+    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
+    "equal": operator.eq, "not_equal": operator.ne,
+}
+
+
+class LazyUniform:
+    """A uniform on [0, 1) from ``rng.random()``, never drawn: it only compares with thresholds.
+
+    It lies in the interval ``[lo, hi)`` (exact Fractions, ``[0, 1)`` at first). ``u < t`` for a
+    threshold strictly inside is a choice point: True with probability ``(t - lo) / (hi - lo)``
+    (the interval becomes ``[lo, t)``), False with the rest (``[t, hi)``); outside the interval the
+    answer is certain and nothing branches. ``<=`` branches as ``<``, ``>`` and ``>=`` as their
+    negations (ties have probability 0), and ``u == t`` is False (probability 1). Thresholds are
+    ints, Fractions, Decimals, sympy rationals or floats (a float is its binary value and makes the
+    distribution a float one). Arithmetic, ``float(u)`` and comparing two lazy uniforms are refused.
+    """
+
+    __slots__ = ("_rng", "_run", "_low", "_high", "_fresh", "__weakref__")
+
+    def __init__(self, rng: ExactRandom) -> None:
+        self._rng, self._run = rng, rng._run
+        self._low, self._high = _ZERO, _ONE
+        self._fresh = True  # still [0, 1)
+
+    @property
+    def interval(self) -> tuple[Fraction, Fraction]:
+        """``(lo, hi)``: what the comparisons so far have told about the uniform (``lo <= u < hi``)."""
+        return self._low, self._high
+
+    def __repr__(self) -> str:
+        return f"LazyUniform(in [{self._low}, {self._high}))"
+
+    def _below(self, threshold: Any) -> bool | Any:
+        """Whether ``u < threshold`` on this run's branch (NotImplemented for a non-number)."""
+        rng = self._rng
+        kind = type(threshold)
+        if kind is Fraction or kind is int:  # the fast paths: exact thresholds and floats
+            t, inexact = threshold, False
+        elif kind is float and math.isfinite(threshold):
+            t, inexact = Fraction(threshold), True
+        else:
+            read = self._threshold(threshold)
+            if read is NotImplemented or isinstance(read, bool):
+                return read
+            t, inexact = read
+        if rng._run != self._run or not rng._active:
+            rng._abort(MechanismError(
+                f"a lazy uniform of rng.random() was compared after the run of the sampler {rng._name} that drew it; "
+                "lazy uniforms are only valid during the call that drew them (do not keep them between calls).",
+                dataset=rng._dataset,
+            ))
+        if self._fresh:  # [0, 1): the share below t is t itself
+            if kind is int:
+                return t > 0
+            if t.numerator <= 0:
+                return False
+            if t.numerator >= t.denominator:
+                return True
+            share = t
+            self._fresh = False
+        else:
+            low, high = self._low, self._high
+            if t <= low:
+                return False
+            if t >= high:
+                return True
+            share = (t - low) / (high - low)
+        if rng._choose("random", 2, (share,), inexact) == 0:
+            self._high = t
+            return True
+        self._low = t
+        return False
+
+    def _threshold(self, threshold: Any) -> Any:
+        """A threshold that is not an int, Fraction or finite float: ``(t, inexact)``, the answer for an
+        infinite one, or NotImplemented for a non-number (numpy arrays compare elementwise)."""
+        rng = self._rng
+        if isinstance(threshold, LazyUniform):
+            self._refuse("compared two lazy uniforms (u < v)", "the pair is not an interval of one uniform")
+        basic: Any = getattr(sys.modules.get("sympy"), "Basic", ())
+        if isinstance(threshold, np.ndarray) or not (
+            isinstance(threshold, (Real, np.generic, basic)) or type(threshold).__name__ == "Decimal"
+        ):
+            return NotImplemented
+        if isinstance(threshold, (float, np.floating)):
+            if math.isnan(threshold):
+                rng._abort(MechanismError(
+                    f"the sampler {rng._name} compared a lazy uniform with nan; compare it with a number in [0, 1].",
+                    dataset=rng._dataset,
+                ))
+            if math.isinf(threshold):
+                return bool(threshold > 0)
+        try:
+            return _number("a comparison of rng.random()", "threshold", threshold)
+        except InvalidArgument as error:
+            rng._abort(MechanismError(str(error), dataset=rng._dataset))
+
+    def __lt__(self, other: Any) -> Any:
+        return self._below(other)
+
+    __le__ = __lt__  # P(u == t) = 0
+
+    def __gt__(self, other: Any) -> Any:
+        below = self._below(other)
+        return below if below is NotImplemented else not below
+
+    __ge__ = __gt__
+
+    def __eq__(self, other: Any) -> Any:
+        if other is self:
+            return True
+        if isinstance(other, (LazyUniform, Real, np.generic)):
+            return False  # a uniform equals a given number with probability 0
+        return NotImplemented
+
+    def __ne__(self, other: Any) -> Any:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __getattr__(self, name: str) -> Any:  # numpy.log on an object array calls each element's .log()
+        if not name.startswith("_") and isinstance(getattr(np, name, None), np.ufunc):
+            self._refuse(f"called numpy.{name} on u", None)
+        raise AttributeError(f"'LazyUniform' object has no attribute {name!r}")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        compare = _COMPARISONS.get(ufunc.__name__)
+        if compare is None or method != "__call__" or kwargs:
+            self._refuse(f"called numpy.{ufunc.__name__} on u", None)
+        operands = []
+        for operand in inputs:
+            if isinstance(operand, LazyUniform):
+                boxed = np.empty((), dtype=object)
+                boxed[()] = operand
+                operand = boxed
+            operands.append(np.asarray(operand).astype(object))
+        make_ufunc: Any = np.frompyfunc  # numpy's stubs type it by the number of outputs
+        elementwise = make_ufunc(lambda a, b: bool(compare(a, b)), 2, 1)
+        result = elementwise(*operands)
+        result = np.asarray(result, dtype=bool)
+        return bool(result) if result.ndim == 0 else result
+
+    def _refuse(self, operation: str, why: str | None) -> NoReturn:
+        rng = self._rng
+        rng._abort(MechanismError(
+            f"the sampler {rng._name} {operation}, where u is a lazy uniform of rng.random(); "
+            f"{why or 'the result would need the value of u, which dpverify never draws'}. A lazy uniform "
+            "only compares with exact thresholds: u < p, u <= p, u > p, u >= p (an inverse CDF is a chain of such "
+            "comparisons). For an integer draw use rng.integers(n) instead of int(u * n); for continuous noise: "
+            f"{_WAYS_ON[len('Two ways on: '):]}",
+            dataset=rng._dataset,
+        ))
+
+
+def _refused_operation(symbol: str) -> Callable[..., Any]:
+    def refused(self: LazyUniform, *args: Any) -> Any:
+        self._refuse("computed " + symbol.format(*(_describe(a) for a in args)), None)
+
+    return refused
+
+
+for _method, _symbol in {
+    "__add__": "u + {0}", "__radd__": "{0} + u", "__sub__": "u - {0}", "__rsub__": "{0} - u",
+    "__mul__": "u * {0}", "__rmul__": "{0} * u", "__truediv__": "u / {0}", "__rtruediv__": "{0} / u",
+    "__floordiv__": "u // {0}", "__rfloordiv__": "{0} // u", "__mod__": "u % {0}", "__rmod__": "{0} % u",
+    "__divmod__": "divmod(u, {0})", "__rdivmod__": "divmod({0}, u)", "__pow__": "u ** {0}", "__rpow__": "{0} ** u",
+    "__neg__": "-u", "__pos__": "+u", "__abs__": "abs(u)", "__float__": "float(u) (math.log(u) and the other math "
+    "functions call it)", "__int__": "int(u)", "__index__": "u as an index", "__complex__": "complex(u)",
+    "__round__": "round(u)", "__trunc__": "math.trunc(u)", "__floor__": "math.floor(u)", "__ceil__": "math.ceil(u)",
+    "__bool__": "bool(u) (an if on u itself rather than on a comparison)",
+}.items():
+    setattr(LazyUniform, _method, _refused_operation(_symbol))
