@@ -45,6 +45,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (
     from dpverify.checking.public_data import all_public_samples, verify_with_public_data
     from dpverify.finite.distribution import Distribution
     from dpverify.finite.mechanism import ExactMechanism, Learner, Mechanism, mutant
+    from dpverify.finite.sampling import from_sampler
     from dpverify.verdict.claims import ApproximateDp, PredictionDp, PureDp, Stability
 
 __all__ = [
@@ -68,6 +69,7 @@ __all__ = [
     "Stability",
     "PredictionDp",
     "Distribution",
+    "from_sampler",
     "Mechanism",
     "ExactMechanism",
     "Learner",
@@ -97,6 +99,7 @@ _LAZY = {
     "Stability": "verdict.claims",
     "PredictionDp": "verdict.claims",
     "Distribution": "finite.distribution",
+    "from_sampler": "finite.sampling",
     "verify_pairs": "checking.input_pairs",
     "estimate_sampler": "checking.estimate",
     "query_vectors": "checking.input_pairs",

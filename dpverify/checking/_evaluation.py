@@ -89,8 +89,8 @@ def same_distribution(first: Distribution, second: Distribution, relative: float
 
 
 _SAMPLER_HINT = (
-    "For sampling code, write out its distribution: every combination of its random choices with its "
-    "probability, the outputs merged (dpverify.from_sampler is planned to do this from the sampler itself)."
+    "For sampling code, pass dpverify.from_sampler(sampler): it takes sampler(dataset, rng) and computes the exact "
+    "distribution by running it on every combination of its random choices."
 )
 
 
