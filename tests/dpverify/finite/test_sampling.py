@@ -482,6 +482,16 @@ def test_the_global_generators_are_detected(sampler, generator):
         from_sampler(sampler)(())
 
 
+def test_numpy_global_generator_is_detected_without_the_ctypes_reading(monkeypatch):
+    from dpverify.finite import sampling
+
+    assert sampling._ctypes_layout()  # this numpy's global MT19937 is read through ctypes (the fast path)
+    monkeypatch.setattr(sampling, "_ctypes_layout", lambda: False)  # the np.random.get_state fallback
+    with pytest.raises(NondeterministicMechanism, match="numpy's global generator"):
+        from_sampler(lambda d, rng: rng.integers(2) + np.random.randn())(())
+    assert from_sampler(rr_coin)((1,)) == Distribution({1: F(3, 4), 0: F(1, 4)})  # no false alarm
+
+
 def test_the_clock_and_private_generators_are_detected_on_replay():
     with pytest.raises(NondeterministicMechanism, match="replayed"):
         from_sampler(lambda d, rng: (rng.integers(2), time.perf_counter()))(())
