@@ -578,6 +578,12 @@ def test_the_mechanism_is_named_picklable_and_carries_exchangeable():
     assert dpverify.from_sampler is from_sampler
 
 
+def test_verify_runs_a_sampler_on_worker_processes():
+    serial = dpverify.verify(from_sampler(rr_coin), records=(0, 1), n=1, epsilon=math.log(3))
+    pooled = dpverify.verify(from_sampler(rr_coin), records=(0, 1), n=1, epsilon=math.log(3), executor="processes")
+    assert (pooled.verdict, pooled.epsilon, pooled.delta) == (serial.verdict, serial.epsilon, serial.delta)
+
+
 def test_verify_on_randomized_response_gives_ln_3():
     result = dpverify.verify(from_sampler(rr_coin), records=(0, 1), n=1, epsilon=math.log(3))
     assert result.holds
