@@ -103,9 +103,10 @@ def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT
     MechanismError). A refusal cannot be swallowed by the sampler's own ``except Exception``.
 
     Probabilities stay exact: ``p``/``weights`` and thresholds that are ints, Fractions, Decimals or
-    sympy rationals give Fractions. A float (in ``p``, ``weights``, a threshold) is its binary
-    value (float ``p`` summing to 1.0 are used as given, others divided by their sum, as numpy
-    does); the distribution then holds floats, each the exact total of its paths rounded once.
+    sympy rationals give Fractions (exact ``p`` must sum to exactly 1; ``weights`` are relative).
+    A float (in ``p``, ``weights``, a threshold) is its binary value (float ``p`` must sum to 1
+    within numpy's tolerance; summing to 1.0 they are used as given, else divided by their sum, as
+    numpy does); the distribution then holds floats, each the exact total of its paths rounded once.
 
     Outputs must be hashable; numpy scalars become Python scalars, numpy arrays and lists become
     tuples (nested for more dimensions), sets become frozensets, so equal outputs merge.
@@ -268,7 +269,10 @@ class SamplerMechanism:
         for _ in range(_PROBES):
             self._run(rng, dataset, [], [], probe)
             total += math.prod(signature[1] for signature in rng._signatures)
-        return total / _PROBES
+        try:
+            return total / _PROBES
+        except OverflowError:  # beyond 1e308 paths
+            return math.inf
 
     def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None) -> None:
         """Raise EnumerationTooLarge after ``paths`` paths (enumerated in ``elapsed`` seconds)."""
@@ -276,11 +280,13 @@ class SamplerMechanism:
         estimate = self._estimate(rng, dataset) if estimate is None else estimate
         per_path = elapsed / paths
         when = f"estimated after the first {paths:,} paths" if early else f"{paths:,} enumerated so far"
+        count = max(estimate, paths + 1)
+        size = "more than 1e308" if math.isinf(count) else f"about {count:.3g}"
+        duration = "" if math.isinf(count) else f", which would take about {_seconds(count * per_path)} at the {per_path * 1e6:.3g} us per path measured here"
         raise EnumerationTooLarge(
             f"the sampler {self.__name__} has more than max_paths={self.max_paths:,} execution paths on dataset "
-            f"{dataset!r} ({when}): about {max(estimate, paths + 1):.3g} by Knuth's estimate over {_PROBES} random "
-            f"paths, which would take about {_seconds(max(estimate, paths + 1) * per_path)} at the "
-            f"{per_path * 1e6:.3g} us per path measured here. Raise max_paths (from_sampler(sampler, max_paths=...)), "
+            f"{dataset!r} ({when}): {size} by Knuth's estimate over {_PROBES} random paths{duration}. "
+            "Raise max_paths (from_sampler(sampler, max_paths=...)), "
             "make the sampler's draws smaller (fewer records, a smaller range, fewer draws), or check it "
             "statistically with dpverify.estimate_sampler."
         )

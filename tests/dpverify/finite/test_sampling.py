@@ -548,6 +548,12 @@ def test_a_huge_enumeration_is_refused_early():
         from_sampler(sampler, max_paths=2_000)(())
 
 
+def test_an_astronomical_estimate_is_reported_as_infinite():
+    sampler = lambda d, rng: tuple(rng.integers(0, 10, size=400))  # noqa: E731  (10^400 paths: no float holds it)
+    with pytest.raises(EnumerationTooLarge, match="more than 1e308 by Knuth's estimate"):
+        from_sampler(sampler, max_paths=10)(())
+
+
 def test_a_single_huge_draw_is_refused_at_once():
     with pytest.raises(EnumerationTooLarge, match="rng.integers alone has 1,000,000,000 outcomes"):
         from_sampler(lambda d, rng: rng.integers(10**9))(())
