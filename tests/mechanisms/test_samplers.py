@@ -305,4 +305,4 @@ def test_a_agnostic_on_two_records():
 
 @pytest.mark.slow
 def test_a_agnostic_on_three_records():
-    _check_a_agnostic(3)  # k = 2: 3 index sets x up to 3 labelings x 3 concepts = up to 27 paths per dataset
+    _check_a_agnostic(3)  # k = 2: 3 * 2 ordered index draws x up to 3 labelings x 3 concepts: up to 54 paths a dataset
