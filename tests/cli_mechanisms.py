@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-__all__ = ["randomized_response", "leak_first", "constant", "divide_by_first", "NOT_CALLABLE"]
+__all__ = [
+    "randomized_response", "leak_first", "constant", "divide_by_first", "NOT_CALLABLE", "rr_sampler", "rr_sampler_numpy",
+]
 
 
 def randomized_response(dataset: tuple) -> dict:
@@ -27,6 +29,20 @@ def constant(dataset: tuple) -> dict:
 
 
 NOT_CALLABLE = 42
+
+
+def rr_sampler(dataset: tuple, rng) -> int:
+    """Randomized response written as sampling code: keep the bit with probability 3/4 (eps* = ln 3),
+    for ``check --sampler`` (rng is dpverify's exact random source: the comparison branches exactly)."""
+    (bit,) = dataset
+    return bit if rng.random() < Fraction(3, 4) else 1 - bit
+
+
+def rr_sampler_numpy(dataset: tuple, rng, size: int = 1):
+    """The same on a real numpy Generator, batched, for ``check --estimate``."""
+    (bit,) = dataset
+    keep = rng.random(size) < 0.75
+    return [bit if k else 1 - bit for k in keep.tolist()]
 
 
 def divide_by_first(dataset: tuple) -> dict:

@@ -235,6 +235,12 @@ def _check(args: argparse.Namespace) -> int:
     from dpverify.verdict.assumptions import blocking
 
     mechanism = _load_callable(args.mechanism)
+    if args.mode == "estimate":
+        return _estimate(args, mechanism)
+    if args.mode == "sampler":
+        from dpverify.finite.sampling import from_sampler
+
+        mechanism = from_sampler(mechanism, max_paths=args.max_paths)
     result = verify(
         mechanism,
         records=_parse_records(args),
@@ -256,6 +262,31 @@ def _check(args: argparse.Namespace) -> int:
             print("On the command line: --assume-exchangeable accepts the declaration (the verdict then says it "
                   "assumes it), --black-box checks every ordered dataset, or choose a smaller --n or fewer records.")
     return code
+
+
+def _estimate(args: argparse.Namespace, sampler: Callable) -> int:
+    """``check --estimate``: the sampler run on a real numpy Generator, a statistical lower bound."""
+    from dpverify.checking.estimate import estimate_sampler
+
+    if args.exchangeable is not None:
+        raise InvalidArgument(
+            "--estimate samples every ordered dataset; --exchangeable, --assume-exchangeable and --black-box "
+            "apply to exact checks only: drop them, or drop --estimate."
+        )
+    result = estimate_sampler(
+        sampler,
+        records=_parse_records(args),
+        n=args.n,
+        neighbors=args.neighbors,
+        epsilon=_parse_number(args.epsilon, "epsilon"),
+        delta=_parse_number(args.delta, "delta"),
+        samples=args.samples,
+        confidence=args.confidence,
+        random_state=args.seed,
+        executor=args.executor,
+    )
+    print(result.summary())
+    return _verdict_exit(result.verdict)
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -360,7 +391,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = command("check", "verify one mechanism exhaustively",
                     "exit 0 holds, 1 violated, 2 usage, 3 mechanism or environment failed, 4 undecided")
-    check.add_argument("mechanism", help="MODULE:CALLABLE, a callable dataset -> {outcome: probability}")
+    check.add_argument("mechanism", help="MODULE:CALLABLE, a callable dataset -> {outcome: probability} (or a "
+                                         "sampler (dataset, rng) -> output with --sampler / --estimate)")
+    mode = check.add_mutually_exclusive_group()
+    mode.add_argument("--sampler", dest="mode", action="store_const", const="sampler", default="distribution",
+                      help="MECHANISM is sampling code sampler(dataset, rng): every path of its random choices is "
+                           "enumerated exactly (dpverify.from_sampler), then verified as usual")
+    mode.add_argument("--estimate", dest="mode", action="store_const", const="estimate",
+                      help="MECHANISM is sampling code run on a real numpy Generator: a lower confidence bound on "
+                           "epsilon (dpverify.estimate_sampler); VIOLATED (exit 1) or UNDECIDED (exit 4), never holds")
+    check.add_argument("--max-paths", type=int, default=100_000,
+                       help="with --sampler: refuse samplers with more execution paths than this")
+    check.add_argument("--samples", type=int, default=100_000,
+                       help="with --estimate: samples per dataset (half choose the events, half bound them)")
+    check.add_argument("--confidence", type=float, default=0.95,
+                       help="with --estimate: the confidence of the lower bound (default 0.95)")
     check.add_argument("--records", help="the record universe as a Python literal, e.g. '[0, 1]'")
     check.add_argument("--domain-size", type=int, help="shorthand: records (x, y) for x < DOMAIN_SIZE, y in {0, 1}")
     check.add_argument("--n", type=int, required=True, help="dataset size")

@@ -157,6 +157,30 @@ def test_check_violated_exit_one_with_witness(capsys):
     assert f"delta(eps)={0.75 - math.e / 4:.6g}" in out
 
 
+def test_check_sampler_enumerates_the_code_exactly(capsys):
+    # rr_sampler keeps its bit when rng.random() < 3/4: exactly randomized response, eps* = ln 3.
+    assert main(["check", "tests.cli_mechanisms:rr_sampler", "--sampler", *BITS, "--epsilon", "log(3)"]) == 0
+    assert capsys.readouterr().out.startswith("HOLDS")
+    assert main(["check", "tests.cli_mechanisms:rr_sampler", "--sampler", *BITS, "--epsilon", "1.0"]) == 1
+    assert capsys.readouterr().out.startswith("VIOLATED")
+
+
+def test_check_estimate_is_violated_or_undecided_never_holds(capsys):
+    # 20,000 samples per dataset; at eps = 0.5 < ln 3 the lower bound (about 1.0) exceeds the claim.
+    args = ["check", "tests.cli_mechanisms:rr_sampler_numpy", "--estimate", *BITS, "--samples", "20000", "--seed", "1"]
+    assert main([*args, "--epsilon", "0.5"]) == 1
+    assert capsys.readouterr().out.startswith("VIOLATED")
+    # at eps = 2 > ln 3 no sample size can violate: UNDECIDED, exit 4 (a sample cannot prove a claim)
+    assert main([*args, "--epsilon", "2"]) == 4
+    assert capsys.readouterr().out.startswith("UNDECIDED")
+
+
+def test_check_estimate_refuses_exchangeability_flags(capsys):
+    code = main(["check", "tests.cli_mechanisms:rr_sampler_numpy", "--estimate", "--black-box", *BITS, "--epsilon", "1"])
+    assert code == 2
+    assert "--estimate samples every ordered dataset" in capsys.readouterr().err
+
+
 def test_check_delta_claims(capsys):
     # RR at eps = 1: delta* = 3/4 - e/4 = 0.07042954; (1, 0.08) holds, (1, 0.07) does not.
     assert main(["check", RR, *BITS, "--epsilon", "1", "--delta", "0.08"]) == 0
