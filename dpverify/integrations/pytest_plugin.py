@@ -77,7 +77,8 @@ def assert_private(
     """Fail the current test unless ``mechanism`` is (epsilon, delta)-DP on every neighbouring pair.
 
     Runs :func:`dpverify.verify` (exhaustive and certified); ``verify_kwargs`` are passed on
-    (``exchangeable=``, ``max_pairs=``, ``progress=``).
+    (``exchangeable=``, ``max_pairs=``, ``progress=``). Sampling code is checked as it ships by
+    passing ``dpverify.from_sampler(sampler)`` as the mechanism (its paths enumerated exactly).
 
     Returns:
         The :class:`~dpverify.checking.checker.VerificationResult` when the claim holds (HOLDS or

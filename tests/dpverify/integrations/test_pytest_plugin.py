@@ -87,6 +87,22 @@ def test_assert_private_returns_the_result_when_the_claim_holds():
     assert result.holds and result.epsilon == pytest.approx(math.log(3))
 
 
+def test_assert_private_checks_sampling_code_through_from_sampler():
+    # The shipped code itself: keep the bit when the lazy uniform is below 3/4, exactly RR with
+    # eps* = ln 3 = 1.0986; a claim of 1.1 holds, a claim of 1.0 fails with the exact witness 3/4 vs 1/4.
+    from dpverify import from_sampler
+    from dpverify.integrations.pytest_plugin import assert_private
+
+    def shipped(dataset, rng):
+        (bit,) = dataset
+        return bit if rng.random() < Fraction(3, 4) else 1 - bit
+
+    assert assert_private(from_sampler(shipped), records=[0, 1], n=1, epsilon=1.1).epsilon == pytest.approx(math.log(3))
+    with pytest.raises(AssertionError, match="VIOLATED") as failure:
+        assert_private(from_sampler(shipped), records=[0, 1], n=1, epsilon=1.0)
+    assert "3/4" in str(failure.value) and "1/4" in str(failure.value)
+
+
 def test_assert_private_passes_verify_options_on():
     def label_sum(dataset):
         return {sum(y for _, y in dataset): 1}
