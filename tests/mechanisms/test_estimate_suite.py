@@ -17,7 +17,9 @@ eps = 0.7:
   within five standard errors, and a sampler with one parameter wrong is caught by the same check.
 
 The default run uses 20,000 samples per dataset; ``-m slow`` repeats the bound at 1,000,000 and
-counts how often the bound of a mechanism near its eps* exceeds it over many seeds.
+counts how often the bound of a mechanism near its eps* exceeds it over many seeds. A power gap (not
+a soundness one) found on the way is kept as a strict xfail: at 2,000 samples a continuous output's
+bound is 0.
 """
 
 from __future__ import annotations
@@ -249,3 +251,16 @@ def test_the_sampler_has_the_exact_distribution(name):
 ])
 def test_a_sampler_with_a_wrong_parameter_is_caught(name, wrong):
     assert discrepancies(name, wrong) != []
+
+
+# -- power (not soundness): a known gap -------------------------------------------------------------
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "estimate_sampler power gap: with samples <= 2 * DISCRETE_CAP (selection half <= 1000 draws) a "
+    "continuous output's 1000 distinct values get outcome events, whose unions win the selection and "
+    "never recur on the test half: the bound is 0 (sound, but vacuous); at 2,002 samples 1.04 and 1.19"))
+@pytest.mark.parametrize("name", ["noisy_max_value_laplace", "noisy_histogram_wrong_scale"])
+def test_a_continuous_output_is_refuted_at_two_thousand_samples(name):
+    assert estimate(name, 2_002, seed=0).verdict is Verdict.VIOLATED  # one more draw per half
+    assert estimate(name, 2_000, seed=0).verdict is Verdict.VIOLATED
