@@ -33,9 +33,16 @@ __all__ = ["BATCH", "DISCRETE_CAP", "Outputs", "Summary", "accepts_size", "draw"
 
 #: Outputs asked of a batched sampler per call (``size=``): bounds its memory, fixes the streams.
 BATCH = 1 << 16
-#: A numeric half with at most this many distinct outputs also gets outcome events (each value,
-#: unions of values); past it only threshold and interval events.
+#: A numeric half with at most this many distinct outputs, each seen twice on average, also gets
+#: outcome events (each value, unions of values); else only threshold and interval events (a
+#: continuous output's values never repeat: outcome events chosen on them never recur in the
+#: test half, and bounded nothing at 2,000 samples).
 DISCRETE_CAP = 1000
+
+
+def _repeats(distinct: int, size: int) -> bool:
+    """Whether a numeric half looks discrete: few distinct values, each drawn twice on average."""
+    return distinct <= DISCRETE_CAP and 2 * distinct <= size
 
 
 def accepts_size(sampler: Any) -> bool:
@@ -193,7 +200,7 @@ def _row_counts(values: np.ndarray) -> dict | None:
     rows = np.ascontiguousarray(values)
     keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
     _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-    if first.size > DISCRETE_CAP:
+    if not _repeats(first.size, rows.shape[0]):
         return None
     found: dict = {}
     for index, number in zip(first.tolist(), counts.tolist()):
@@ -210,7 +217,7 @@ def summarise(outputs: Outputs) -> Summary:
     if outputs.kind == "real":
         ordered = np.sort(outputs.values)
         distinct, counts = np.unique(ordered, return_counts=True)
-        found = dict(zip(distinct.tolist(), counts.tolist())) if distinct.size <= DISCRETE_CAP else None
+        found = dict(zip(distinct.tolist(), counts.tolist())) if _repeats(distinct.size, ordered.size) else None
         return Summary("real", len(outputs), ordered, found)
     return Summary("vector", len(outputs), np.sort(outputs.values.T, axis=1), _row_counts(outputs.values))
 
