@@ -232,7 +232,7 @@ def _analyze(
         # every ordering is compared with the run's own output on its multiset
         budget = max(MIN_SYMMETRY_BUDGET, time.perf_counter() - started + len(pairs) * _SECONDS_PER_PAIR)
         sizes = [n, n - 1] if rel.name == "add_remove" and n > 1 else [n]
-        symmetry = _check_symmetry(mechanism, universe, sizes, budget, seed, _lookup(pairs.datasets, distributions))
+        symmetry = _check_symmetry(mechanism, universe, sizes, budget, seed, _lookup(pairs, distributions))
         if symmetry.violation is not None:
             declared = False
             check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
@@ -260,13 +260,13 @@ def _distributions(
     )
 
 
-def _lookup(datasets: Sequence[tuple], distributions: EvaluatedDistributions) -> Callable[[tuple], Distribution]:
-    """The run's output on a multiset (a dataset of the multiset enumeration), evaluated a second
-    time and compared with the first (see :class:`~dpverify.checking._evaluation.EvaluatedDistributions`)."""
-    index = {dataset: i for i, dataset in enumerate(datasets)}
+def _lookup(pairs: PairSet, distributions: EvaluatedDistributions) -> Callable[[tuple], Distribution]:
+    """The run's output on a multiset (a dataset of the multiset enumeration): the exact output
+    kept from the first evaluation, else evaluated a second time and compared with the first (see
+    :class:`~dpverify.checking._evaluation.EvaluatedDistributions`)."""
 
     def output(multiset: tuple) -> Distribution:
-        return distributions[index[multiset]]
+        return distributions[pairs.position(multiset)]
 
     return output
 
@@ -470,22 +470,22 @@ def _ordered_witness(
         raise AssertionError(
             f"internal error: the realigned witness {dataset!r} vs {ordered!r} is not an ordered neighbour pair"
         )
-    index = {d: i for i, d in enumerate(analysis.pairs.datasets)}
     exact_of = getattr(mechanism, "exact_distribution", None)
     method = None if exact_of is None else "exact_distribution"
     rho = float_error_of(mechanism) if declared is None else declared
-    seen = analysis.distributions[index[neighbor]]
+    seen = analysis.distributions[analysis.pairs.position(neighbor)]
     found = call_mechanism(mechanism, ordered)
+    found_exact = found if method is None else call_mechanism(mechanism, ordered, method)
     same = dict(found) == dict(seen) and (
-        method is None or call_mechanism(mechanism, ordered, method) == call_mechanism(mechanism, neighbor, method)
+        method is None or found_exact == call_mechanism(mechanism, neighbor, method)
     )
     if same:
         return replace(decision, witness=replace(witness, neighbor=ordered)), None
     if decision.verdict is not Verdict.VIOLATED:  # a near pair (within rounding) shown as found
         return decision, None
-    first = analysis.distributions[index[dataset]]
+    first = analysis.distributions[analysis.pairs.position(dataset)]
     outputs = [first, found]
-    exact = outputs if method is None else [call_mechanism(mechanism, d, method) for d in (dataset, ordered)]
+    exact = outputs if method is None else [call_mechanism(mechanism, dataset, method), found_exact]
     outcomes = list(dict.fromkeys([*first, *found]))
     matrix = np.array([[float(d.get(o, 0)) for o in outcomes] for d in outputs])
     errors = [0.0 if method is not None or d.is_exact else rho for d in outputs]

@@ -68,6 +68,13 @@ class PairSet:
         self.datasets = datasets
         self.source = as_source(left, right) if source is None else source
         self._arrays: tuple[np.ndarray, np.ndarray] | None = None
+        self._positions: dict[tuple, int] | None = None
+
+    def position(self, dataset: tuple) -> int:
+        """The index of ``dataset`` in ``datasets`` (a look-up table built on first use, once)."""
+        if self._positions is None:
+            self._positions = {d: i for i, d in enumerate(self.datasets)}
+        return self._positions[dataset]
 
     @property
     def left(self) -> np.ndarray:
