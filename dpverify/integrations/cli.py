@@ -29,8 +29,10 @@ import inspect
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
+import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -476,12 +478,21 @@ def _is_executor_failure(error: BaseException) -> bool:
     return isinstance(error, concurrent.futures.BrokenExecutor) or type(error).__module__.split(".")[0] == "distributed"
 
 
+def _say(text: str) -> None:
+    """Print a message on stderr: wrapped at the terminal's width (at most 100 columns) when stderr
+    is a terminal, one line when it goes to a file or a pipe (logs keep whole lines to grep)."""
+    if sys.stderr.isatty():
+        width = min(shutil.get_terminal_size((100, 24)).columns, 100)
+        text = textwrap.fill(text, width=width, subsequent_indent="  ", break_on_hyphens=False)
+    print(text, file=sys.stderr)
+
+
 def _failed(error: Exception, row: str | None) -> int:
     """Print why no verdict was given (one paragraph on stderr) and return the exit code: 2 for an
     invalid argument, else 3. An unexpected exception is printed with its traceback first."""
     where = f" in {row}" if row else ""
     if isinstance(error, InvalidArgument):
-        print(f"dpverify: error{where}: {error}", file=sys.stderr)
+        _say(f"dpverify: error{where}: {error}")
         return EXIT_USAGE
     if isinstance(error, (MechanismError, NondeterministicMechanism)):
         what = "the mechanism failed"
@@ -493,14 +504,13 @@ def _failed(error: Exception, row: str | None) -> int:
         what = "dpverify could not go on"
     else:
         traceback.print_exception(type(error), error, error.__traceback__, file=sys.stderr)
-        print(
+        _say(
             f"dpverify: no verdict{where}: unexpected {type(error).__module__}.{type(error).__qualname__}: {error}. "
             "If your mechanism (or audit) raised it, fix it: the traceback above shows where; if it was raised "
-            "inside dpverify, it is a bug in dpverify: please report it with the traceback.",
-            file=sys.stderr,
+            "inside dpverify, it is a bug in dpverify: please report it with the traceback."
         )
         return EXIT_FAILURE
-    print(f"dpverify: no verdict{where}: {what}: {type(error).__name__}: {_explain(error)}", file=sys.stderr)
+    _say(f"dpverify: no verdict{where}: {what}: {type(error).__name__}: {_explain(error)}")
     return EXIT_FAILURE
 
 

@@ -10,6 +10,7 @@ checks return the same types without importing each other.
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -293,15 +294,17 @@ class EstimateResult:
         return self.holds
 
     def summary(self) -> str:
-        lines = [
+        paragraphs = [
             f"{self.verdict}: claimed (eps={self.claimed_epsilon}, delta={self.claimed_delta}), "
             f"eps >= {self.epsilon_lower_bound:.6g} at confidence {self.confidence:g}",
             f"  {self.reason}",
-            f"  {self.pairs:,} pairs of {self.input_set} (both directions) over {self.datasets:,} datasets, "
-            f"{self.samples:,} samples each ({'batched' if self.batched else 'one call per sample'}), "
-            f"{len(self.tested)} event(s) tested of {self.events_scored:,} scored, seed {self.seed}, "
+            f"  {self.input_set}: {self.pairs:,} pair(s), both directions, {self.datasets:,} datasets; "
+            f"{self.samples:,} samples each ({'batched' if self.batched else 'one call per sample'}); "
+            f"{len(self.tested)} event(s) tested of {self.events_scored:,} scored; seed {self.seed}; "
             f"{self.seconds:.2f}s",
         ]
+        # a terminal of 100 columns shows every line whole (continuations indented under their line)
+        lines = [textwrap.fill(text, width=100, subsequent_indent="    ", break_on_hyphens=False) for text in paragraphs]
         if self.witness is not None:
             title = "witness" if self.violated else "strongest event"
             lines.append(f"  {title}:\n    " + str(self.witness).replace("\n", "\n    "))

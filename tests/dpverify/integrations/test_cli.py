@@ -561,3 +561,26 @@ def test_writing_the_report_failing_after_the_audit_exits_three(counted_audit, t
     assert capsys.readouterr().err == (
         "dpverify: no verdict: the environment failed: OSError: [Errno 28] No space left on device\n"
     )
+
+
+def test_errors_wrap_at_the_terminal_width_and_stay_one_line_in_a_pipe(monkeypatch, capsys):
+    import io
+    import shutil
+
+    from dpverify.integrations import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    message = "dpverify: error: " + " ".join(f"word{i}" for i in range(40))  # 17 + 40 words: 277 characters
+    terminal = Terminal()
+    monkeypatch.setattr(cli.sys, "stderr", terminal)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=(100, 24): shutil.os.terminal_size((60, 24)))
+    cli._say(message)
+    lines = terminal.getvalue().splitlines()
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
+    assert " ".join(line.strip() for line in lines) == message  # nothing lost, no word cut
+    monkeypatch.undo()
+    cli._say(message)  # capsys's stderr is not a terminal: one line, as written
+    assert capsys.readouterr().err == message + "\n"
