@@ -574,8 +574,9 @@ def _key(distribution: Mapping) -> Any:
 class RowClasses:
     """Rows interned by their exact content and float error: equal rows share a class id.
 
-    ``exact(row)`` is asked once per row (for a checker run it re-evaluates the mechanism), in the
-    order rows are first met, and only for the rows asked for."""
+    ``exact(row)`` is asked once per row, in the order rows are first met, and only for the rows
+    asked for (for a checker run: the exact output kept from the first evaluation, else the mechanism
+    run again; equal kept rows are one object, hashed once)."""
 
     def __init__(self, rows: int, exact: Any, errors: np.ndarray) -> None:
         self._exact, self._errors = exact, errors
