@@ -43,10 +43,10 @@ import numpy as np
 
 from dpverify import analyze
 from dpverify.finite.records import concept_class, labeled_records
+from dpverify.mechanisms.audits.realizable_to_agnostic import lemma15_constants, measure_agnostic
+from dpverify.mechanisms.learners import learner as make_learner
+from dpverify.mechanisms.relabeling import agnostic_reference, agnostic_table, relabel_tables, subsample_size
 from dpverify.verdict.rows import pairwise_worst
-from mechanisms.audits.realizable_to_agnostic import lemma15_constants, measure_agnostic
-from mechanisms.learners import learner as make_learner
-from mechanisms.relabeling import agnostic_reference, agnostic_table, relabel_tables, subsample_size
 
 EPSILON = 0.2
 NAIVE_BUDGET = 300.0  # seconds: above this the naive path is sampled and extrapolated
@@ -62,7 +62,7 @@ import json, resource, sys, time
 limit = int(sys.argv[5])  # address-space cap (bytes): fail with MemoryError rather than exhaust a shared machine
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 t0, c0 = time.perf_counter(), time.process_time()
-from mechanisms.audits.realizable_to_agnostic import measure_agnostic
+from dpverify.mechanisms.audits.realizable_to_agnostic import measure_agnostic
 t1, c1 = time.perf_counter(), time.process_time()
 m = measure_agnostic(domain_size=int(sys.argv[1]), n=int(sys.argv[2]), epsilon=float(sys.argv[3]),
                      proof_steps=sys.argv[4] == "1")

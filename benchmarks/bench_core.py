@@ -48,8 +48,8 @@ import numpy as np
 from dpverify import analyze, verify
 from dpverify.finite.neighbors import pair_count, relation
 from dpverify.finite.records import labeled_records
+from dpverify.mechanisms.exponential import threshold_learner
 from dpverify.verdict.engine import DEFAULT_FLOAT_ERROR, sweep
-from mechanisms.exponential import threshold_learner
 
 DOMAIN_SIZE = 4
 EPSILON = 1.0

@@ -5,7 +5,7 @@ c = 1, T = 0.5) and noisy max returning its value (Laplace; Alg. 7, the incorrec
 eps* = 1.75 at eps = 0.7), each claimed eps-DP at eps = 0.7 on StatDP's patterns (k = 5 for noisy
 max, k = 10 for SVT), sampled ``SAMPLES`` times per dataset. Printed per mechanism: the seconds, the
 lower bound on eps at confidence 0.95, the verdict, and the exact eps* of the exact engine on the
-same pairs (:func:`mechanisms.audits.benchmark_suite.measure`, from the exact mechanisms in
+same pairs (:func:`dpverify.mechanisms.audits.benchmark_suite.measure`, from the exact mechanisms in
 ``mechanisms/``), with the targets: the broken one VIOLATED with a bound >= 1.67, the correct ones
 not flagged with a bound >= 0.55, each in <= 30 s.
 
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from dpverify import Verdict, estimate_sampler, statdp_patterns
-from mechanisms.audits.benchmark_suite import measure
+from dpverify.mechanisms.audits.benchmark_suite import measure
 
 EPSILON = 0.7
 SAMPLES = 4_000_000

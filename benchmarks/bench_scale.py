@@ -44,12 +44,12 @@ elif kind == "dask":
     started = time.perf_counter()
     cluster = local_cluster(2)
     executor = Client(cluster)
-    executor.run(lambda: [__import__(m) for m in ("dpverify.checking.checker", "mechanisms.exponential",
-                                                  "mechanisms.audits.realizable_to_agnostic")])
+    executor.run(lambda: [__import__(m) for m in ("dpverify.checking.checker", "dpverify.mechanisms.exponential",
+                                                  "dpverify.mechanisms.audits.realizable_to_agnostic")])
     start_seconds = time.perf_counter() - started
 from dpverify import verify
-from mechanisms.audits.realizable_to_agnostic import measure_agnostic
-from mechanisms.exponential import threshold_learner
+from dpverify.mechanisms.audits.realizable_to_agnostic import measure_agnostic
+from dpverify.mechanisms.exponential import threshold_learner
 started = time.perf_counter()
 if instance == "em":
     records = [(x, y) for x in range(4) for y in (0, 1)]

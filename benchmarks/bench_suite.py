@@ -1,6 +1,6 @@
 """The standard DP-testing benchmark suite, verified exactly: seconds to the exact verdict per mechanism.
 
-Runs every row of :func:`mechanisms.audits.benchmark_suite.benchmark_rows` (the twelve mechanisms of
+Runs every row of :func:`dpverify.mechanisms.audits.benchmark_suite.benchmark_rows` (the twelve mechanisms of
 StatDP / DP-Sniper at eps = 0.7 and 0.1 on StatDP's patterns, and on the full {0,1,2}^k enumeration
 where it is run), prints eps*, the verdict and the seconds, and compares the time with the peers'
 figures quoted in the issue: StatDP 4-17 s per detection, DP-Sniper 21-133 s per mechanism (run at a
@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpverify import Verdict  # noqa: E402
-from mechanisms.audits.benchmark_suite import BENCHMARK, EPSILONS, measure  # noqa: E402
+from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, EPSILONS, measure  # noqa: E402
 
 STATDP = (4.0, 17.0)  # seconds per detection (quoted, not re-run)
 DPSNIPER = (21.0, 133.0)  # seconds per mechanism (quoted, not re-run)

@@ -14,6 +14,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import pathlib
 import sys
 import types
 from collections.abc import Sequence
@@ -83,7 +84,34 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return False
 
 
+#: this package's folder; in a source checkout the folder ``mechanisms/`` sits beside it.
+_PACKAGE = pathlib.Path(__file__).resolve().parent
+
+
+class _SourceTreeMechanisms(importlib.abc.MetaPathFinder):
+    """``dpverify.mechanisms`` in a source checkout: the top-level folder ``mechanisms/``.
+
+    The project's layout keeps the mechanisms in a top-level folder; a wheel installs that folder as
+    the subpackage ``dpverify.mechanisms`` (``package-dir`` in pyproject.toml), so no generic
+    top-level name is installed. Run from a checkout (tests, ``PYTHONPATH=.``), there is no
+    ``dpverify/mechanisms/`` on disk, and this finder gives the folder that name. Only that one name
+    is found here; its submodules are found through its ``__path__`` as usual.
+    """
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "dpverify.mechanisms" or (_PACKAGE / "mechanisms").is_dir():
+            return None
+        init = _PACKAGE.parent / "mechanisms" / "__init__.py"
+        if not init.is_file():
+            return None
+        return importlib.util.spec_from_file_location(fullname, init, submodule_search_locations=[str(init.parent)])
+
+
 def install() -> None:
-    """Put the finder for the old paths on ``sys.meta_path`` (once)."""
+    """Put the finders for the old paths and the source tree's mechanisms on ``sys.meta_path`` (once)."""
     if not any(isinstance(finder, _Alias) for finder in sys.meta_path):
         sys.meta_path.insert(0, _Alias())  # before path finders: a stale flat file must not win
+    if not any(isinstance(finder, _SourceTreeMechanisms) for finder in sys.meta_path):
+        sys.meta_path.append(_SourceTreeMechanisms())  # after path finders: an installed subpackage wins

@@ -1,6 +1,6 @@
 """Report noisy max with two-sided geometric noise, exact: sums over the integers in closed form.
 
-``Geometric(s)`` (:mod:`mechanisms.noise`; the discrete Laplace) has ``P(Z = z) = (1 - a)/(1 + a) a^|z|``
+``Geometric(s)`` (:mod:`dpverify.mechanisms.noise`; the discrete Laplace) has ``P(Z = z) = (1 - a)/(1 + a) a^|z|``
 on the integers, ``a = e^(-1/s)``. On integer query answers every probability of report noisy max
 is a sum over the integer value ``y`` of the winner of products of the pmf and CDFs
 
@@ -19,7 +19,7 @@ Ties have positive probability: :class:`GeometricNoisyMax` reports the **smalles
 largest noisy answers (``numpy.argmax``, as StatDP's implementation), i.e. ``i`` wins on ``y`` when
 ``Y_j <= y - 1`` for ``j < i`` and ``Y_j <= y`` for ``j > i``.
 
-Not a :class:`~mechanisms.noise.NoiseProgram`: its probabilities are ratios of ExpSums, which
+Not a :class:`~dpverify.mechanisms.noise.NoiseProgram`: its probabilities are ratios of ExpSums, which
 :func:`dpverify.checking.input_pairs.verify_pairs` certifies through ``certified_intervals`` and
 ``exact_distribution`` (both offered here).
 """
@@ -37,7 +37,8 @@ from sympy.polys.fields import field as _field
 
 from dpverify.densities.piecewise import ExpSum, as_fraction
 from dpverify.errors import InvalidArgument
-from mechanisms.noise import Geometric
+
+from .noise import Geometric
 
 __all__ = ["GeometricNoisyMax", "RationalExp", "argmax_fractions"]
 

@@ -47,7 +47,8 @@ from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes, mutant
 from dpverify.finite.records import ConceptClass, Dataset
 from dpverify.validation import check_epsilon, check_probability, check_type, exact_number
-from mechanisms.exponential import exponential_mechanism
+
+from .exponential import exponential_mechanism
 
 __all__ = [
     "HypothesisFamilies",
@@ -234,7 +235,7 @@ class ItemLevelLearner(TwoNumberModes):
             :func:`hypothesis_families`), drawn independently of the data.
         epsilon: the privacy parameter (>= 0).
         exact: False for float probabilities, True for exact sympy ones.
-        selector: the EM (:func:`mechanisms.exponential.exponential_mechanism`); pass
+        selector: the EM (:func:`dpverify.mechanisms.exponential.exponential_mechanism`); pass
             ``exponential_mechanism_without_half`` for the mutant.
 
     Raises:

@@ -18,7 +18,7 @@ probabilities of those comparisons *exactly*, never by sampling, for any mechani
   ``{0} u {v_i - v_0}`` every factor is a sum of exponentials in ``x``; the product is expanded
   (terms with equal rates merged) and each term integrated in closed form.
 
-Number modes (keyword ``exact``, the convention of :mod:`mechanisms.exponential`):
+Number modes (keyword ``exact``, the convention of :mod:`dpverify.mechanisms.exponential`):
 
 * ``exact=False`` (default): a ``float``. The same closed forms are evaluated with mpmath at 50
   significant digits or more (more when ``b1`` is close to ``b2``, where the formula cancels); on

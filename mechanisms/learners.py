@@ -30,7 +30,8 @@ from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import mutant
 from dpverify.finite.records import ConceptClass
 from dpverify.validation import check_choice, check_delta
-from mechanisms.exponential import exponential_rows
+
+from .exponential import exponential_rows
 
 __all__ = ["ExponentialLearner", "LeakyLearner", "ConsistentLearner", "learner", "LEARNERS"]
 

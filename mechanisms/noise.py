@@ -1,7 +1,7 @@
 """Exact noise programs: Laplace, one-sided exponential and no noise, as piecewise-exponential functions.
 
-Every probability the benchmark mechanisms of :mod:`mechanisms.noisy_max` and
-:mod:`mechanisms.sparse_vector` need is an integral of products of a noise's density, CDF and tail
+Every probability the benchmark mechanisms of :mod:`dpverify.mechanisms.noisy_max` and
+:mod:`dpverify.mechanisms.sparse_vector` need is an integral of products of a noise's density, CDF and tail
 at shifted points. With rational scales and rational inputs each such function is a
 :class:`dpverify.densities.piecewise.PiecewiseExp` and each probability an exact
 :class:`dpverify.densities.piecewise.ExpSum` (``sum a_j exp(e_j)``, compared exactly, rounded to float with a
@@ -10,11 +10,11 @@ certificate). Nothing is sampled and nothing is integrated numerically.
 Noises (``b``, ``s`` > 0 rational; floats are read as the binary rationals they are):
 
 * ``Laplace(b)``: density ``exp(-|x|/b) / (2b)``; CDF ``exp(x/b)/2`` for ``x < 0`` and
-  ``1 - exp(-x/b)/2`` for ``x >= 0`` (the same closed forms as :mod:`mechanisms.laplace`).
+  ``1 - exp(-x/b)/2`` for ``x >= 0`` (the same closed forms as :mod:`dpverify.mechanisms.laplace`).
 * ``Exponential(s)`` (one-sided, numpy's ``exponential(scale=s)``): density ``exp(-x/s)/s`` on
   ``x >= 0``; CDF ``1 - exp(-x/s)`` there, 0 below.
 * ``Geometric(s)``: two-sided geometric on the integers, ``P(Z = z) = (1 - a)/(1 + a) a^|z|``,
-  ``a = e^(-1/s)``; its probabilities are rational functions of ``a``, in :mod:`mechanisms.geometric`.
+  ``a = e^(-1/s)``; its probabilities are rational functions of ``a``, in :mod:`dpverify.mechanisms.geometric`.
 * ``NoNoise()``: the point mass at 0 (Lyu, Su, Li's Algorithm 5 adds no noise to the queries); it
   has a CDF and a tail but no density.
 
@@ -153,7 +153,7 @@ class Geometric(Noise):
     ``P(Z = z) = (1 - a)/(1 + a) a^|z|`` with ``a = e^(-1/scale)``; ``count + Geometric(1/eps)`` is
     eps-DP for counts (its ratio on neighbouring counts is exactly ``e^eps``). Its probabilities are
     rational functions of ``a`` (sums over the integers in closed form): see
-    :mod:`mechanisms.geometric` (report noisy max, smallest index among ties)."""
+    :mod:`dpverify.mechanisms.geometric` (report noisy max, smallest index among ties)."""
 
     scale: Fraction
 
@@ -167,7 +167,7 @@ class Geometric(Noise):
         return False
 
     def cdf(self) -> PiecewiseExp:
-        raise InvalidArgument("geometric noise is discrete; use mechanisms.geometric (sums over the integers).")
+        raise InvalidArgument("geometric noise is discrete; use dpverify.mechanisms.geometric (sums over the integers).")
 
     tail = cdf
 

@@ -6,7 +6,7 @@ Differential Privacy, CCS 2018, Algorithms 5-10; ``statdp/algorithms.py``) and D
 
 * :class:`ReportNoisyMax` — ``argmax_i (q_i + N_i)`` with ``N_i ~ Lap(2/eps)`` (CCS 2018 Alg. 5) or
   the one-sided ``Exp(2/eps)`` (Alg. 6); eps-DP under "all answers differ by at most 1". Discrete:
-  the probability of each index is an exact piecewise-exponential integral (:mod:`mechanisms.noise`).
+  the probability of each index is an exact piecewise-exponential integral (:mod:`dpverify.mechanisms.noise`).
 * :class:`NoisyMaxValue` — the same noisy answers but releasing ``max_i (q_i + N_i)`` (Alg. 7 and 8,
   the incorrect variants): a continuous output with density
   ``sum_i f(x - q_i) prod_{j != i} F(x - q_j)``.
@@ -27,7 +27,8 @@ from typing import Any
 
 from dpverify.densities.piecewise import as_fraction
 from dpverify.errors import InvalidArgument
-from mechanisms.noise import Exponential, Laplace, Noise, NoiseProgram, argmax_probabilities, max_density
+
+from .noise import Exponential, Laplace, Noise, NoiseProgram, argmax_probabilities, max_density
 
 __all__ = ["ReportNoisyMax", "NoisyMaxValue", "NoisyHistogram", "noise_for"]
 

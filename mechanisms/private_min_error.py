@@ -9,9 +9,9 @@
 but Lemma C.1 (``sigma = 0`` means ``eta~ >= eta - alpha/2``) and the proof of Lemma 4.5 ("if
 sigma = 0 then [l, mid] ...") keep the left half on 0. We follow the proof: 0 -> ``r <- mid``,
 1 -> ``l <- mid`` (post-processing: privacy does not depend on it). PrivateCompare at ``eta~``
-separates ``p = eta~`` from ``q = eta~ + alpha/2`` (:func:`mechanisms.user_data.separating_level`).
+separates ``p = eta~`` from ``q = eta~ + alpha/2`` (:func:`dpverify.mechanisms.user_data.separating_level`).
 
-Every Laplace comparison is exact (:mod:`mechanisms.laplace`); float by default, sympy with
+Every Laplace comparison is exact (:mod:`dpverify.mechanisms.laplace`); float by default, sympy with
 ``exact=True``; ``exact_distribution(z)`` gives the sympy values in either mode.
 """
 
@@ -27,8 +27,9 @@ from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes
 from dpverify.finite.records import ConceptClass
 from dpverify.validation import check_probability, exact_number
-from mechanisms.laplace import prob_noisy_at_most
-from mechanisms.user_data import (
+
+from .laplace import prob_noisy_at_most
+from .user_data import (
     UserDataset,
     _check_class,
     _check_m,

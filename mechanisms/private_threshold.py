@@ -13,7 +13,7 @@ Choices where the paper is open: ``dis^s`` in Lemma 5.1 — D.1 reads "more than
 median's ``s`` separates ``Bin(m, alpha_k/2)`` and ``Bin(m, 2 alpha_k/3)`` (Cor. D.1,
 ``alpha_k = theta^(k-1)``). ``t`` is an input of Alg. 1 (Thm. 5.2 takes it from PrivateMinError at
 ``eps/2``); :class:`PrivateThreshold` is Alg. 1 alone with a given ``t``. Every Laplace comparison
-is exact (:mod:`mechanisms.laplace`).
+is exact (:mod:`dpverify.mechanisms.laplace`).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ import sympy
 from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes, mutant
-from mechanisms.exponential import exponential_mechanism
-from mechanisms.laplace import argmin_distribution
-from mechanisms.user_data import (
+
+from .exponential import exponential_mechanism
+from .laplace import argmin_distribution
+from .user_data import (
     Selector,
     UserDataset,
     _check_m,
@@ -144,7 +145,7 @@ class PrivateThreshold(TwoNumberModes):
     (standing for ``f_u``). Each round spends ``4 eps'`` (one EM, three Laplace values of
     sensitivity ``1/n``): eps-DP by basic composition.
 
-    Which noisy value is smallest is :func:`mechanisms.laplace.argmin_distribution` (exact).
+    Which noisy value is smallest is :func:`dpverify.mechanisms.laplace.argmin_distribution` (exact).
 
     Args:
         N: ``|X|``. m: examples per user. epsilon: total privacy. T: rounds (>= 1). t: the

@@ -45,7 +45,8 @@ from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import mutant
 from dpverify.finite.records import ConceptClass, Dataset, RepresentativeRule
 from dpverify.validation import check_epsilon
-from mechanisms.exponential import exponential_mechanism
+
+from .exponential import exponential_mechanism
 
 __all__ = ["ASSPP", "MutantCoverWithPrivatePoints"]
 
@@ -64,7 +65,7 @@ class ASSPP:
         representative: step 5's choice of ``h`` per labeling (``"first"``, ``"last"`` or a rule;
             see :meth:`ConceptClass.labelings`).
         exact: False for float probabilities, True for exact sympy ones.
-        selector: the selection step, :func:`mechanisms.exponential.exponential_mechanism`; pass
+        selector: the selection step, :func:`dpverify.mechanisms.exponential.exponential_mechanism`; pass
             ``exponential_mechanism_without_half`` for the mutant.
 
     Raises:

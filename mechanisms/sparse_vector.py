@@ -24,7 +24,7 @@ sequence of answers so far (a string of ``⊤``/``⊥``; with c = 1 the first-�
 Exactness: given ``rho = r`` the answers are independent, ``P(⊤ | r) = P(nu >= T + r - q_i)`` is a
 tail of the query noise at a shifted point and ``P(⊥ | r)`` its CDF, so the probability of a
 sequence is ``int f_rho(r) prod_i P(a_i | r) dr`` — a piecewise-exponential integral in closed form
-(:mod:`mechanisms.noise`). With refreshing (Algorithm 2) the run splits into independent segments
+(:mod:`dpverify.mechanisms.noise`). With refreshing (Algorithm 2) the run splits into independent segments
 that each end with a ⊤. Algorithm 3's noisy answers are continuous; its density is
 :meth:`SparseVector.output_density` (checked by :mod:`dpverify.densities.continuous`), for c = 1.
 """
@@ -38,7 +38,8 @@ from typing import Any
 
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
 from dpverify.errors import InvalidArgument
-from mechanisms.noise import Laplace, Noise, NoiseProgram, NoNoise
+
+from .noise import Laplace, Noise, NoiseProgram, NoNoise
 
 __all__ = ["SparseVector", "svt", "TOP", "BOTTOM", "VARIANTS"]
 

@@ -16,10 +16,10 @@ points (class order, rule ``first`` by default), ``L_S`` the empirical error on 
 * **Appendix C** (Eq. (8)-(9), Lemma 15, C12): I uniform of size n', ``h`` from ``H_{S_I}`` with
   weight ``lambda_h = exp(-L_S(h) / eta)`` (the EM at privacy ``2/(eta n)``), normalised over
   ``H_{S_I}``; ``phi_S(h)`` = C6 at privacy ``1/(eta n)`` trained on ``S_h`` (S relabeled by h);
-  predict ``phi_S(h)(x)``. The final flip (Corollary 2) is :mod:`mechanisms.label_flip`.
+  predict ``phi_S(h)(x)``. The final flip (Corollary 2) is :mod:`dpverify.mechanisms.label_flip`.
 
 Every learner comes as a literal *reference* on an ordered dataset (all ``C(n, n')`` index sets,
-``H_T`` grouped by hand, C6 called as :class:`~mechanisms.private_prediction.RealizablePredictor`)
+``H_T`` grouped by hand, C6 called as :class:`~dpverify.mechanisms.private_prediction.RealizablePredictor`)
 and a *fast* exchangeable form over count vectors (sub-multisets grouped by their point support,
 hypergeometric weights), returning ``(MultisetTable, probs)`` with ``probs[i, x, y] = P[A^{S_i}(x)=y]``.
 Both labels are computed as sums of positive terms (never ``1 - p``), so each probability carries a
@@ -42,9 +42,10 @@ from dpverify.finite.distribution import Distribution
 from dpverify.finite.multisets import MultisetTable, hypergeometric_weights, table
 from dpverify.finite.records import ConceptClass
 from dpverify.validation import check_choice, check_positive
-from mechanisms.exponential import exponential_rows
-from mechanisms.private_prediction import RealizablePredictor, vote_answer
-from mechanisms.relabeling import exact_parameter
+
+from .exponential import exponential_rows
+from .private_prediction import RealizablePredictor, vote_answer
+from .relabeling import exact_parameter
 
 __all__ = [
     "VARIANTS",

@@ -12,9 +12,9 @@ relation).
   smallest ``l in {0..m-1}`` maximising ``Pr[Bin(m, q) > l] - Pr[Bin(m, p) > l]`` (success
   probabilities above 1 clipped to 1). Any data-independent choice keeps the privacy proofs.
 
-The mechanisms built on these are in :mod:`mechanisms.private_min_error` (PrivateCompare,
-PrivateMinError), :mod:`mechanisms.user_level` (the Thm. 4.6 learner) and
-:mod:`mechanisms.private_threshold` (PrivateMedian, PrivateThreshold).
+The mechanisms built on these are in :mod:`dpverify.mechanisms.private_min_error` (PrivateCompare,
+PrivateMinError), :mod:`dpverify.mechanisms.user_level` (the Thm. 4.6 learner) and
+:mod:`dpverify.mechanisms.private_threshold` (PrivateMedian, PrivateThreshold).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.records import ConceptClass
 from dpverify.validation import check_epsilon, check_integer, check_positive, exact_number
-from mechanisms.item_level import exact_epsilon
+
+from .item_level import exact_epsilon
 
 __all__ = [
     "check_user_dataset",

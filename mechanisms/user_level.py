@@ -22,10 +22,11 @@ import numpy as np
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes, mutant
 from dpverify.finite.records import ConceptClass
-from mechanisms.exponential import exponential_mechanism
-from mechanisms.item_level import hypothesis_families, select_hypothesis
-from mechanisms.private_min_error import PrivateMinError
-from mechanisms.user_data import (
+
+from .exponential import exponential_mechanism
+from .item_level import hypothesis_families, select_hypothesis
+from .private_min_error import PrivateMinError
+from .user_data import (
     Selector,
     UserDataset,
     _check_class,

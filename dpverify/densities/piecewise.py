@@ -24,7 +24,7 @@ keeps both kinds of object exact:
   breakpoints themselves are never used: every quantity computed here is an integral (or a density
   compared almost everywhere), on which a point has no weight.
 
-Irrational scales are out of scope (use :mod:`mechanisms.laplace`'s sympy mode): every number here
+Irrational scales are out of scope (use :mod:`dpverify.mechanisms.laplace`'s sympy mode): every number here
 is a Fraction, floats being read as the binary rationals they are.
 """
 

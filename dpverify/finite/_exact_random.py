@@ -56,8 +56,8 @@ SUPPORTED_CALLS = (
 )
 
 _WAYS_ON = (
-    "Two ways on: write the noise with the exact noise programs of mechanisms/ (mechanisms.noise: Laplace, "
-    "Exponential, Geometric; mechanisms.laplace for comparisons of noisy values) and return the mechanism's "
+    "Two ways on: write the noise with the exact noise programs of mechanisms/ (dpverify.mechanisms.noise: Laplace, "
+    "Exponential, Geometric; dpverify.mechanisms.laplace for comparisons of noisy values) and return the mechanism's "
     "distribution, or check the sampler statistically with dpverify.estimate_sampler."
 )
 
@@ -107,7 +107,7 @@ def _number(call: str, name: str, value: Any) -> tuple[Fraction, bool]:
         raise InvalidArgument(
             f"{call}: {name} must be rational or a float, got the irrational {name}={value}; pass floats (the "
             "distribution is then a float one) or write the mechanism's exact distribution directly (e.g. "
-            "mechanisms.exponential.exponential_mechanism(..., exact=True))."
+            "dpverify.mechanisms.exponential.exponential_mechanism(..., exact=True))."
         )
     if isinstance(value, Real):
         return _number(call, name, float(value))

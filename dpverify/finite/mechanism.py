@@ -60,7 +60,7 @@ class Learner(Mechanism, Protocol):
 
     Fast tables may also call ``on_labelings(point_counts, representatives, mistakes)``: the
     distributions for every labeling of one point multiset at once (see
-    :mod:`mechanisms.learners`).
+    :mod:`dpverify.mechanisms.learners`).
     """
 
     concept_class: Any

@@ -97,7 +97,7 @@ def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT
     Refused with a :class:`~dpverify.errors.MechanismError` naming the call: draws with infinitely
     many outcomes (``normal``, ``laplace``, ``exponential``, ``uniform``, ``gamma``, ``gauss``,
     ``poisson``, ``geometric`` and the rest), seeding and state, arithmetic on lazy uniforms. Two
-    ways on: the exact noise programs of ``mechanisms/`` (``mechanisms.noise``) or statistical
+    ways on: the exact noise programs of ``mechanisms/`` (``dpverify.mechanisms.noise``) or statistical
     checking with ``dpverify.estimate_sampler``. Any other attribute of ``rng`` raises an
     AttributeError listing the supported calls (``hasattr`` works; a call to it is reported as a
     MechanismError). A refusal cannot be swallowed by the sampler's own ``except Exception``.

@@ -1,14 +1,14 @@
 """The papers' audits, one module per subject; each declares its rows as :class:`dpverify.integrations.audit.AuditCase`.
 
-* :mod:`~mechanisms.audits.primitives` — the exponential mechanism (C1) and randomized response;
-* :mod:`~mechanisms.audits.realizable_to_agnostic` — Li–Wang–Ye 2025: A_Relabel, A_Agnostic,
+* :mod:`~dpverify.mechanisms.audits.primitives` — the exponential mechanism (C1) and randomized response;
+* :mod:`~dpverify.mechanisms.audits.realizable_to_agnostic` — Li–Wang–Ye 2025: A_Relabel, A_Agnostic,
   A_Auxiliary, subsampling with replacement, private prediction, the baselines (C2-C8);
-* :mod:`~mechanisms.audits.stable_prediction` — Dagan–Feldman 2020: stability, the flip, subsampled
-  prediction (C9-C11); :mod:`~mechanisms.audits.agnostic_prediction` — its Appendix C learner (C12);
-* :mod:`~mechanisms.audits.public_data` — Alon–Bassily–Moran 2019: the semi-private ASSPP (C13);
-* :mod:`~mechanisms.audits.item_level` and :mod:`~mechanisms.audits.user_level` — Li–Wang–Ye 2024:
+* :mod:`~dpverify.mechanisms.audits.stable_prediction` — Dagan–Feldman 2020: stability, the flip, subsampled
+  prediction (C9-C11); :mod:`~dpverify.mechanisms.audits.agnostic_prediction` — its Appendix C learner (C12);
+* :mod:`~dpverify.mechanisms.audits.public_data` — Alon–Bassily–Moran 2019: the semi-private ASSPP (C13);
+* :mod:`~dpverify.mechanisms.audits.item_level` and :mod:`~dpverify.mechanisms.audits.user_level` — Li–Wang–Ye 2024:
   item- and user-level pure private learners (C14-C16);
-* :mod:`~mechanisms.audits.benchmark_suite` — the field's benchmark suite (report noisy max, noisy
+* :mod:`~dpverify.mechanisms.audits.benchmark_suite` — the field's benchmark suite (report noisy max, noisy
   histograms, the six sparse vector variants of Lyu–Su–Li), claim ``BENCH``.
 
 ``AUDITS`` is what the project registers under the entry-point group ``dpverify.audits`` (name
@@ -16,7 +16,7 @@
 (see the README, "Add your own audit").
 """
 
-from mechanisms.audits import (
+from . import (
     agnostic_prediction,
     benchmark_suite,
     item_level,

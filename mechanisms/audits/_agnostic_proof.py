@@ -79,7 +79,7 @@ def proof_step_slack(tables, epsilon: float, delta: float, executor: Any = None)
 
 def proof_step_plan(tables) -> tuple[np.ndarray, np.ndarray]:
     """What C3a/C3b read besides the outputs, from the tables' layout alone (``universe``,
-    ``t_table``, ``w_table``, ``of_t``: :func:`mechanisms.relabeling.start_relabel_tables` gives it
+    ``t_table``, ``w_table``, ``of_t``: :func:`dpverify.mechanisms.relabeling.start_relabel_tables` gives it
     before the outputs exist): ``(w_rows, combos)``, see :func:`start_proof_step_slack`."""
     # C3b: t1 = that + a, w1 = what + b ; t2 = that + b, w2 = what + c (c != a).
     of_t = tables.of_t

@@ -12,7 +12,7 @@ The mutant ``phi="mutant_consistent"`` (phi_S(h) = the first concept consistent 
 private) is caught before the flip; after the flip (:func:`measure_appendix_c_flipped`) it is caught
 at eta = 1/2, alpha = 1e-6 (eps* 11.76 > 11.43); at larger alpha the flipped claim exceeds
 ``ln((1 - alpha)/alpha)`` on small instances and holds for anything. Measurement helpers are shared
-with :mod:`mechanisms.audits.stable_prediction`.
+with :mod:`dpverify.mechanisms.audits.stable_prediction`.
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ from dpverify.finite.multisets import table as multiset_table
 from dpverify.finite.records import concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_number, check_positive
-from mechanisms.audits._instance import instance
-from mechanisms.audits.stable_prediction import _per_query_decision, _precondition, _query, _rows, shown
-from mechanisms.label_flip import flip_rows
-from mechanisms.relabeling import exact_parameter
-from mechanisms.stable_prediction import appendix_c_table, not_net_table
+
+from ..label_flip import flip_rows
+from ..relabeling import exact_parameter
+from ..stable_prediction import appendix_c_table, not_net_table
+from ._instance import instance
+from .stable_prediction import _per_query_decision, _precondition, _query, _rows, shown
 
 __all__ = ["measure_appendix_c", "measure_appendix_c_flipped", "appendix_c_constants", "cases", "instance", "CLAIMS"]
 

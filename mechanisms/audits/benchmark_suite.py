@@ -31,8 +31,9 @@ from dpverify.checking.input_pairs import all_query_vectors, statdp_patterns, ve
 from dpverify.checking.pair_cover import covering_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
-from mechanisms.noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
-from mechanisms.sparse_vector import svt
+
+from ..noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
+from ..sparse_vector import svt
 
 __all__ = ["BenchMechanism", "BENCHMARK", "EPSILONS", "benchmark_rows", "measure", "cases"]
 

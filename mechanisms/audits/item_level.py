@@ -1,6 +1,6 @@
 """Audit of the item-level learner of Li–Wang–Ye 2024 (pure private agnostic learning): claim C14.
 
-:class:`mechanisms.item_level.ItemLevelLearner` (Thm. 3.4) is eps-DP. Every measurement is
+:class:`dpverify.mechanisms.item_level.ItemLevelLearner` (Thm. 3.4) is eps-DP. Every measurement is
 exhaustive and exact: :func:`dpverify.verify` enumerates every neighbouring pair under the paper's
 relation — Sec. 2: datasets are neighbours when one is the other with a single user added or
 removed (item level: one record), ``neighbors="add_remove"`` — and under the stronger replace-one
@@ -10,7 +10,7 @@ the checker tests on every ordering at these sizes), and certifies tight pairs e
 Variants (``variant`` argument): ``"item_level_learner"``, ``"mutant_item_level_without_half"``
 (EM without its 1/2, i.e. ``Delta = 1/n``), ``"mutant_item_level_family_from_data"`` (``H`` built
 from the sample). The helpers here (relations, families, measurements) serve
-:mod:`mechanisms.audits.user_level` too.
+:mod:`dpverify.mechanisms.audits.user_level` too.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ from dpverify.finite.neighbors import user_level
 from dpverify.finite.records import ConceptClass, concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_choice, check_integer
-from mechanisms.audits._instance import instance
-from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half
-from mechanisms.item_level import ItemLevelLearner, MutantFamilyFromData
+
+from ..exponential import exponential_mechanism, exponential_mechanism_without_half
+from ..item_level import ItemLevelLearner, MutantFamilyFromData
+from ._instance import instance
 
 __all__ = ["ITEM_LEVEL_VARIANTS", "RELATIONS", "hypothesis_family", "measure_item_level", "cases", "instance", "CLAIMS"]
 

@@ -18,9 +18,10 @@ import sympy
 from dpverify.checking.checker import verify
 from dpverify.finite.records import labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
-from mechanisms.audits._instance import instance
-from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
-from mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response
+
+from ..exponential import exponential_mechanism_without_half, threshold_learner
+from ..randomized_response import randomized_response_mechanism, subsampled_randomized_response
+from ._instance import instance
 
 __all__ = ["cases", "instance", "CLAIMS"]
 

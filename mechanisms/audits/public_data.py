@@ -16,9 +16,10 @@ from dpverify.checking.public_data import all_public_samples, verify_with_public
 from dpverify.finite.records import concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_choice, check_integer
-from mechanisms.audits._instance import instance
-from mechanisms.exponential import exponential_mechanism_without_half
-from mechanisms.semi_private import ASSPP, MutantCoverWithPrivatePoints
+
+from ..exponential import exponential_mechanism_without_half
+from ..semi_private import ASSPP, MutantCoverWithPrivatePoints
+from ._instance import instance
 
 __all__ = ["VARIANTS", "measure_asspp", "cases", "instance", "CLAIMS"]
 

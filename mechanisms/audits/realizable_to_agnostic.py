@@ -24,11 +24,10 @@ from dpverify.finite.records import concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement, SweepSeries
 from dpverify.verdict.engine import RowPairs, Verdict, decide, sweep
 from dpverify.verdict.rows import decide_parts, decide_rows, multiset_neighbors
-from mechanisms.audits._agnostic_proof import privacy_profile, proof_step_plan, start_proof_step_slack
-from mechanisms.audits._instance import instance
-from mechanisms.learners import learner as make_learner
-from mechanisms.private_prediction import PredictionLearner, RealizablePredictor
-from mechanisms.relabeling import (
+
+from ..learners import learner as make_learner
+from ..private_prediction import PredictionLearner, RealizablePredictor
+from ..relabeling import (
     agnostic_table,
     auxiliary,
     exact_parameter,
@@ -37,6 +36,8 @@ from mechanisms.relabeling import (
     start_relabel_tables,
     subsample_size,
 )
+from ._agnostic_proof import privacy_profile, proof_step_plan, start_proof_step_slack
+from ._instance import instance
 
 __all__ = [
     "cases",
@@ -266,7 +267,7 @@ def measure_with_replacement(
 ) -> Measurement:
     """C5 (Lemma 21): m draws with replacement, then an (eps, delta)-DP A:
     (6 eps m / n, exp(6 eps m / n) (4m/n) delta)-DP."""
-    from mechanisms.subsampling import subsampled_with_replacement
+    from ..subsampling import subsampled_with_replacement
 
     if not outside_preconditions:
         for ok, rule in ((epsilon <= 1, "epsilon <= 1"), (n >= 2, "n >= 2"), (6 * epsilon * m / n <= 1, "6*epsilon*m/n <= 1")):

@@ -2,7 +2,7 @@
 
 Each ``measure_*`` function computes one instance exactly (every dataset multiset of size n over
 the labeled records of X, replace-one neighbours, every query x; hypergeometric weights, no
-sampling) with the fast tables of :mod:`mechanisms.stable_prediction`, and returns a
+sampling) with the fast tables of :mod:`dpverify.mechanisms.stable_prediction`, and returns a
 :class:`dpverify.integrations.audit.Measurement` with the claim's explicit constants from ``docs/claims.md``.
 Verdicts come from the one engine (:func:`dpverify.verdict.rows.decide_rows`, per query; states and
 certification as in :mod:`dpverify.verdict.engine`). A lemma's preconditions are checked when its claim is asserted; pass
@@ -21,7 +21,7 @@ Mutants (``mutant`` argument; each is checked against its parent's claim):
 * C10 ``"no_flip"``: the stable learner's prediction without the flip.
 * C11 ``"no_subsampling"``: the eps-DP inner predictor on all of S.
 
-Appendix C's learner (C12) is audited in :mod:`mechanisms.audits.agnostic_prediction`.
+Appendix C's learner (C12) is audited in :mod:`dpverify.mechanisms.audits.agnostic_prediction`.
 """
 
 from __future__ import annotations
@@ -38,10 +38,11 @@ from dpverify.finite.records import concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_choice, check_number
 from dpverify.verdict.rows import PartsDecision, decide_parts, decide_rows, multiset_neighbors, worst_over_pairs
-from mechanisms.audits._instance import instance
-from mechanisms.label_flip import flip_rows
-from mechanisms.relabeling import exact_parameter
-from mechanisms.stable_prediction import StableParameters, a_sta_table, stable_parameters, subsampled_prediction_table
+
+from ..label_flip import flip_rows
+from ..relabeling import exact_parameter
+from ..stable_prediction import StableParameters, a_sta_table, stable_parameters, subsampled_prediction_table
+from ._instance import instance
 
 __all__ = [
     "cases",

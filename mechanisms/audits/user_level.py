@@ -1,13 +1,13 @@
 """Audit of the user-level learners of Li–Wang–Ye 2024: claims C15 (Thm. 4.6) and C16 (Alg. 1).
 
-* C15: :class:`mechanisms.user_level.UserLevelLearner` is eps-DP at user level; each PrivateCompare
+* C15: :class:`dpverify.mechanisms.user_level.UserLevelLearner` is eps-DP at user level; each PrivateCompare
   of its PrivateMinError is eps'-DP (``eps' = (eps/2)/T``), every midpoint checked.
-* C16: :class:`mechanisms.private_threshold.PrivateThreshold` is eps-DP at user level; its
+* C16: :class:`dpverify.mechanisms.private_threshold.PrivateThreshold` is eps-DP at user level; its
   PrivateMedian (Lemma 5.1) is eps'-DP.
 
-Exhaustive and exact, as in :mod:`mechanisms.audits.item_level`: every pair of user-level
+Exhaustive and exact, as in :mod:`dpverify.mechanisms.audits.item_level`: every pair of user-level
 neighbours (one user's block of ``m`` records replaced, :class:`dpverify.finite.neighbors.UserLevel`, or
-the paper's add/remove of one user), Laplace comparisons in closed form (:mod:`mechanisms.laplace`).
+the paper's add/remove of one user), Laplace comparisons in closed form (:mod:`dpverify.mechanisms.laplace`).
 
 The proofs use basic composition, which is loose on these instances: the measured eps* of the full
 learners is well below eps, and ``details["epsilon_slack"] = eps - eps*`` says by how much. A
@@ -36,18 +36,19 @@ from dpverify.finite.neighbors import user_blocks, user_level
 from dpverify.finite.records import concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.verdict.engine import Verdict
-from mechanisms.audits._instance import instance
-from mechanisms.audits.item_level import _check_count, _check_variant, _measurement, _relation, hypothesis_family
-from mechanisms.exponential import exponential_mechanism, exponential_mechanism_without_half
-from mechanisms.private_min_error import PrivateCompare
-from mechanisms.private_threshold import (
+
+from ..exponential import exponential_mechanism, exponential_mechanism_without_half
+from ..private_min_error import PrivateCompare
+from ..private_threshold import (
     MutantThresholdScaleInverted,
     MutantThresholdWithoutComposition,
     PrivateMedian,
     PrivateThreshold,
 )
-from mechanisms.user_data import threshold_records
-from mechanisms.user_level import MutantUserLevelWithoutComposition, UserLevelLearner
+from ..user_data import threshold_records
+from ..user_level import MutantUserLevelWithoutComposition, UserLevelLearner
+from ._instance import instance
+from .item_level import _check_count, _check_variant, _measurement, _relation, hypothesis_family
 
 __all__ = [
     "USER_LEVEL_VARIANTS",
@@ -111,7 +112,7 @@ def measure_user_level(
         concept, domain_size, H, mixture: as in :func:`measure_item_level`.
         m: examples per user. n: users. epsilon: the privacy parameter and the claimed epsilon.
         alpha: Thm. 4.6's accuracy; min_error_alpha: Alg. 2's (default alpha/6, see
-            :class:`mechanisms.user_level.UserLevelLearner`).
+            :class:`dpverify.mechanisms.user_level.UserLevelLearner`).
         reveal_estimate: check the output ``(eta^, h)`` (default, stronger) instead of ``h``.
         ordered_blocks: every ordered block of ``m`` records (default) or one per multiset.
         variant: a name of :data:`USER_LEVEL_VARIANTS`.

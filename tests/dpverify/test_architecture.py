@@ -153,3 +153,45 @@ def test_old_flat_paths_are_the_same_module_objects():
     for old, new in MOVED.items():
         assert importlib.import_module(f"dpverify.{old}") is importlib.import_module(f"dpverify.{new}"), old
     assert set(MOVED.values()) <= set(m.removeprefix("dpverify.") for m in MODULES)
+
+
+def _top_level_mechanisms_imports(path: Path) -> list[int]:
+    """Lines of ``path`` that import the bare top-level name ``mechanisms`` (not dpverify.mechanisms)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            names = [node.module or ""]
+        else:
+            continue
+        if any(name == "mechanisms" or name.startswith("mechanisms.") for name in names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_nothing_imports_the_bare_name_mechanisms():
+    # The folder mechanisms/ installs as dpverify.mechanisms; `import mechanisms` would load a second
+    # copy from a checkout (its classes different objects) and fail after a wheel install.
+    offenders = {}
+    for folder in ("dpverify", "mechanisms", "tests", "benchmarks"):
+        for path in (ROOT / folder).rglob("*.py"):
+            lines = _top_level_mechanisms_imports(path)
+            if lines:
+                offenders[str(path.relative_to(ROOT))] = lines
+    assert offenders == {}
+
+
+def test_the_bare_name_check_sees_both_import_forms(tmp_path):
+    planted = tmp_path / "planted.py"
+    planted.write_text("import mechanisms.noise\nfrom mechanisms.laplace import x\nfrom dpverify.mechanisms import y\n"
+                       "from .mechanisms import z\n")
+    assert _top_level_mechanisms_imports(planted) == [1, 2]
+
+
+def test_dpverify_mechanisms_is_the_checkout_folder():
+    import dpverify.mechanisms
+    import dpverify.mechanisms.noise
+
+    assert Path(dpverify.mechanisms.__file__).parent == ROOT / "mechanisms"
+    assert dpverify.mechanisms.noise.__name__ == "dpverify.mechanisms.noise"

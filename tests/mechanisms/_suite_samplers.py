@@ -1,4 +1,4 @@
-"""The benchmark suite's twelve mechanisms (:mod:`mechanisms.audits.benchmark_suite`) as numpy samplers.
+"""The benchmark suite's twelve mechanisms (:mod:`dpverify.mechanisms.audits.benchmark_suite`) as numpy samplers.
 
 Each sampler is ``sampler(dataset, rng, size)``: ``size`` independent outputs of the mechanism on
 the query answers ``dataset``, drawn from the :class:`numpy.random.Generator` ``rng``, in the
@@ -8,12 +8,12 @@ cross-check in ``test_estimate_suite.py`` compares two implementations):
 
 * report noisy max (Ding et al. CCS 2018 Alg. 5 / 6): ``argmax_i (q_i + N_i)``, ``N_i`` ~
   ``Lap(2/eps)`` or the one-sided ``Exp(2/eps)``; the index, ``0 .. k-1``, as
-  :class:`mechanisms.noisy_max.ReportNoisyMax`;
+  :class:`dpverify.mechanisms.noisy_max.ReportNoisyMax`;
 * noisy max value (Alg. 7 / 8, incorrect): ``max_i (q_i + N_i)``, a float, as
-  :class:`mechanisms.noisy_max.NoisyMaxValue`'s single density ``"max"``;
+  :class:`dpverify.mechanisms.noisy_max.NoisyMaxValue`'s single density ``"max"``;
 * noisy histogram (Alg. 9 / 10): ``q + Lap(1/eps)^k`` (or the incorrect ``Lap(eps)``), the whole
-  noisy vector (a ``(size, k)`` array), as :class:`mechanisms.noisy_max.NoisyHistogram`;
-* sparse vector, Lyu, Su, Li VLDB 2017 Algorithms 1-6 (:mod:`mechanisms.sparse_vector`): the
+  noisy vector (a ``(size, k)`` array), as :class:`dpverify.mechanisms.noisy_max.NoisyHistogram`;
+* sparse vector, Lyu, Su, Li VLDB 2017 Algorithms 1-6 (:mod:`dpverify.mechanisms.sparse_vector`): the
   answer string of ``⊤``/``⊥`` (``str``, e.g. ``"⊥⊥⊤"``; the run stops after the ``c``-th ``⊤``
   for Algorithms 1-4, Algorithms 5 and 6 answer all ``k`` queries), with the suite's ``c = 1``
   and threshold ``T = 0.5`` for Algorithm 1 and ``T = 1`` otherwise. Algorithm 3 (``c = 1``)

@@ -1,13 +1,13 @@
 """Soundness of dpverify.estimate_sampler on the whole benchmark suite, the exact engine as oracle.
 
-Every mechanism of :data:`mechanisms.audits.benchmark_suite.BENCHMARK` (report noisy max with
+Every mechanism of :data:`dpverify.mechanisms.audits.benchmark_suite.BENCHMARK` (report noisy max with
 Laplace and exponential noise, noisy max value with both, the noisy histogram and its wrong-scale
 variant, SVT Algorithms 1-6 of Lyu, Su, Li) is written as a numpy sampler in
 ``tests/mechanisms/_suite_samplers.py``. For each, on the suite's StatDP patterns at the suite's
 eps = 0.7:
 
 * the statistical lower bound never exceeds the exact eps* that ``verify_pairs`` computes on the
-  same pairs (:func:`mechanisms.audits.benchmark_suite.measure`, the suite row's own measurement):
+  same pairs (:func:`dpverify.mechanisms.audits.benchmark_suite.measure`, the suite row's own measurement):
   a bound above it would be a soundness bug of ``estimate_sampler`` (each run's bound holds with
   probability >= confidence; the seeds are fixed, so each assertion is deterministic);
 * a mechanism whose exact eps* exceeds the claim by a margin (all six incorrect ones: eps* >= 1.217
@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 from dpverify import Verdict, estimate_sampler, statdp_patterns
-from mechanisms.audits.benchmark_suite import BENCHMARK, measure
+from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, measure
 from tests.mechanisms._suite_samplers import (
     SAMPLERS,
     NoisyHistogramSampler,

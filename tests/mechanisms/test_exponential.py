@@ -1,4 +1,4 @@
-"""Tests of mechanisms.exponential (Li–Wang–Ye 2025 Lemma 11, C1)."""
+"""Tests of dpverify.mechanisms.exponential (Li–Wang–Ye 2025 Lemma 11, C1)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import dpverify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import labeled_records
-from mechanisms.exponential import (
+from dpverify.mechanisms.exponential import (
     exponential_mechanism,
     exponential_mechanism_over,
     exponential_mechanism_without_half,

@@ -1,4 +1,4 @@
-"""Tests of the two-sided geometric noise and report noisy max with it (mechanisms.geometric).
+"""Tests of the two-sided geometric noise and report noisy max with it (dpverify.mechanisms.geometric).
 
 * Brute force: ``P(argmax = i)`` by direct summation of the pmf over ``|y| <= N``; the dropped mass is
   at most ``(k + 1) * 2 a^(N + 1 - max|q|) / (1 - a)`` (each of the ``k`` CDFs and the outer sum loses
@@ -18,8 +18,8 @@ import sympy
 from dpverify import Verdict
 from dpverify.checking.input_pairs import statdp_patterns, verify_pairs
 from dpverify.errors import InvalidArgument
-from mechanisms.geometric import A, GeometricNoisyMax, _pmf, argmax_fractions
-from mechanisms.noise import Geometric
+from dpverify.mechanisms.geometric import A, GeometricNoisyMax, _pmf, argmax_fractions
+from dpverify.mechanisms.noise import Geometric
 
 
 def _brute(values: list[int], a: float, n: int) -> list[float]:

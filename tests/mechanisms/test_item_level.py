@@ -1,4 +1,4 @@
-"""Tests of mechanisms.item_level (Li–Wang–Ye 2024 Thm. 3.4, the item-level learner, C14).
+"""Tests of dpverify.mechanisms.item_level (Li–Wang–Ye 2024 Thm. 3.4, the item-level learner, C14).
 
 Hand examples are worked from the definitions in the comments; privacy is checked exhaustively with
 dpverify.verify and against a brute force written here (every ordered dataset, every substitution,
@@ -17,8 +17,8 @@ import sympy
 from dpverify import verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import ConceptClass, all_functions, labeled_records, thresholds
-from mechanisms.exponential import exponential_mechanism_without_half
-from mechanisms.item_level import ItemLevelLearner, MutantFamilyFromData, hypothesis_families, surrogate_counts
+from dpverify.mechanisms.exponential import exponential_mechanism_without_half
+from dpverify.mechanisms.item_level import ItemLevelLearner, MutantFamilyFromData, hypothesis_families, surrogate_counts
 
 # -- the hand example -----------------------------------------------------------------------------
 # X = {0, 1}; C = thresholds: c0 = (1, 1), c1 = (0, 1), c2 = (0, 0); H = all functions:

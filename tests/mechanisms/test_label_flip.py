@@ -1,4 +1,4 @@
-"""Tests of mechanisms.label_flip (Dagan–Feldman 2020 Corollary 2, C10)."""
+"""Tests of dpverify.mechanisms.label_flip (Dagan–Feldman 2020 Corollary 2, C10)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import dpverify
 from dpverify import Distribution
 from dpverify.errors import InvalidArgument
-from mechanisms.label_flip import flip, label_flip
-from mechanisms.randomized_response import randomized_response_mechanism
+from dpverify.mechanisms.label_flip import flip, label_flip
+from dpverify.mechanisms.randomized_response import randomized_response_mechanism
 
 alphas = st.fractions(min_value=0, max_value=Fraction(1, 2))
 

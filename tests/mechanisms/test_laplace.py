@@ -1,4 +1,4 @@
-"""Tests of mechanisms.laplace: exact Laplace comparisons (Li–Wang–Ye 2024 App. C, Alg. 1).
+"""Tests of dpverify.mechanisms.laplace: exact Laplace comparisons (Li–Wang–Ye 2024 App. C, Alg. 1).
 
 References: sympy's own integration of the Laplace densities (exact), a numpy Riemann sum on a
 wide grid (floats), and hand-derived values. Notation: ``Lap(b)`` has density
@@ -20,7 +20,7 @@ from sympy import exp, oo
 
 from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
-from mechanisms.laplace import (
+from dpverify.mechanisms.laplace import (
     argmin_distribution,
     laplace_cdf,
     laplace_tail,
@@ -381,7 +381,7 @@ def test_other_misuse_is_rejected():
 
 def test_float_path_raises_its_precision_when_the_error_bound_is_not_met(monkeypatch):
     # At 20 digits the certified bound (sum of |terms| * 10^(5 - dps)) misses 1e-30: retried at 40.
-    import mechanisms.laplace as laplace
+    import dpverify.mechanisms.laplace as laplace
 
     expected = prob_first_is_smallest([0, 1, R(1, 2)], scales=[1, 2, 3], exact=True)
     monkeypatch.setattr(laplace, "_DPS", 20)

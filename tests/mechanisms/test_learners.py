@@ -1,4 +1,4 @@
-"""Tests of mechanisms.learners: the inner learners A of the realizable-to-agnostic transformation.
+"""Tests of dpverify.mechanisms.learners: the inner learners A of the realizable-to-agnostic transformation.
 
 Thresholds over X = {0, 1}: c0 = (1, 1), c1 = (0, 1), c2 = (0, 0); over X = {0, 1, 2}:
 c0 = (1,1,1), c1 = (0,1,1), c2 = (0,0,1), c3 = (0,0,0). s = e^{-1/2} = 0.6065306597126334.
@@ -15,7 +15,7 @@ import pytest
 import dpverify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import all_functions, intervals, labeled_records, point_functions, thresholds
-from mechanisms.learners import LEARNERS, ConsistentLearner, ExponentialLearner, LeakyLearner, learner
+from dpverify.mechanisms.learners import LEARNERS, ConsistentLearner, ExponentialLearner, LeakyLearner, learner
 
 S = math.exp(-0.5)
 

@@ -1,7 +1,7 @@
-"""Tests of dpverify.densities.piecewise and mechanisms.noise: exact closed forms against independent references.
+"""Tests of dpverify.densities.piecewise and dpverify.mechanisms.noise: exact closed forms against independent references.
 
 References: sympy's exact integration of the densities, mpmath quadrature with its error estimate
-asserted small, mechanisms.laplace's closed forms, and hand-derived values.
+asserted small, dpverify.mechanisms.laplace's closed forms, and hand-derived values.
 """
 
 from __future__ import annotations
@@ -14,8 +14,16 @@ import sympy
 from sympy import exp, oo
 
 from dpverify.densities.piecewise import ExpSum
-from mechanisms.laplace import argmin_distribution, prob_noisy_below
-from mechanisms.noise import Exponential, Laplace, NoNoise, argmax_probabilities, max_cdf, max_density, prob_at_least
+from dpverify.mechanisms.laplace import argmin_distribution, prob_noisy_below
+from dpverify.mechanisms.noise import (
+    Exponential,
+    Laplace,
+    NoNoise,
+    argmax_probabilities,
+    max_cdf,
+    max_density,
+    prob_at_least,
+)
 
 X = sympy.Symbol("x", real=True)
 F = Fraction
@@ -107,7 +115,7 @@ def test_laplace_argmax_agrees_with_laplace_module(values):
 
 
 def test_two_laplace_argmax_closed_form():
-    # P(q0 + L0 > q1 + L1) = P(q1 + L1 < q0 + L0): mechanisms.laplace's difference formula, exactly.
+    # P(q0 + L0 > q1 + L1) = P(q1 + L1 < q0 + L0): dpverify.mechanisms.laplace's difference formula, exactly.
     ours = argmax_probabilities([0, 1], Laplace(F(3)))[0]
     reference = prob_noisy_below(1, 0, scale_a=3, scale_b=3, exact=True)
     assert sympy.simplify(ours.to_sympy() - reference) == 0

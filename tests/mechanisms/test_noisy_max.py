@@ -1,4 +1,4 @@
-"""Tests of mechanisms.noisy_max and dpverify.densities.continuous: continuous outputs decided exactly.
+"""Tests of dpverify.mechanisms.noisy_max and dpverify.densities.continuous: continuous outputs decided exactly.
 
 Hand-derived values (b = the Laplace scale):
 * noisy histogram, Lap(b), one bin moved by 1: the density ratio is e^{|x-a|/b - |x-a-1|/b} <= e^{1/b},
@@ -24,9 +24,9 @@ from dpverify.checking.input_pairs import statdp_patterns, verify_pairs
 from dpverify.densities.continuous import MixedOutput, pair_loss, sup_ratio
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp
 from dpverify.errors import InvalidArgument
-from mechanisms.noise import Laplace
-from mechanisms.noisy_max import NoisyHistogram, NoisyMaxValue
-from mechanisms.sparse_vector import svt
+from dpverify.mechanisms.noise import Laplace
+from dpverify.mechanisms.noisy_max import NoisyHistogram, NoisyMaxValue
+from dpverify.mechanisms.sparse_vector import svt
 
 EPS = Fraction(7, 10)
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.private_prediction: Lemma 19 (C6) and the inner learner of C7.
+"""Tests of dpverify.mechanisms.private_prediction: Lemma 19 (C6) and the inner learner of C7.
 
 Thresholds over X = {0, 1, 2}: c0 = (1,1,1), c1 = (0,1,1), c2 = (0,0,1), c3 = (0,0,0). The first
 concept consistent with one record (x, y) and its vote at query 1:
@@ -17,7 +17,7 @@ import sympy
 import dpverify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import intervals, labeled_records, thresholds
-from mechanisms.private_prediction import AGGREGATIONS, PredictionLearner, RealizablePredictor, parts_for
+from dpverify.mechanisms.private_prediction import AGGREGATIONS, PredictionLearner, RealizablePredictor, parts_for
 
 E = math.e
 

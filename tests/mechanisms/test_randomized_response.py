@@ -1,4 +1,4 @@
-"""Tests of mechanisms.randomized_response (Warner 1965, the closed-form checker baseline)."""
+"""Tests of dpverify.mechanisms.randomized_response (Warner 1965, the closed-form checker baseline)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import sympy
 import dpverify
 from dpverify import Distribution
 from dpverify.errors import InvalidArgument
-from mechanisms.randomized_response import (
+from dpverify.mechanisms.randomized_response import (
     randomized_response,
     randomized_response_mechanism,
     subsampled_randomized_response,
 )
-from mechanisms.subsampling import subsampled
+from dpverify.mechanisms.subsampling import subsampled
 
 P = Fraction(3, 4)
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.relabeling: A_Relabel, A_Agnostic and A_Auxiliary (Li–Wang–Ye 2025, Algorithms 1-3).
+"""Tests of dpverify.mechanisms.relabeling: A_Relabel, A_Agnostic and A_Auxiliary (Li–Wang–Ye 2025, Algorithms 1-3).
 
 Hand instances use thresholds over X = {0, 1}: c0 = (1, 1), c1 = (0, 1), c2 = (0, 0) (concept u
 labels x with 1 iff x >= u). The fast exchangeable path (relabel_tables + agnostic_table) is
@@ -17,8 +17,8 @@ import pytest
 
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import intervals, labeled_records, thresholds
-from mechanisms.learners import ConsistentLearner, ExponentialLearner, LeakyLearner
-from mechanisms.relabeling import (
+from dpverify.mechanisms.learners import ConsistentLearner, ExponentialLearner, LeakyLearner
+from dpverify.mechanisms.relabeling import (
     SCORES,
     agnostic_reference,
     agnostic_table,
@@ -309,7 +309,7 @@ def test_auxiliary_outputs_are_bit_tuples_summing_to_one(learner_name):
 
 
 def test_distinct_rows_expand_back_on_both_paths():
-    from mechanisms.relabeling import _distinct_rows
+    from dpverify.mechanisms.relabeling import _distinct_rows
 
     counts = np.array([[2, 0, 1], [0, 0, 0], [2, 0, 1], [1, 2, 2], [0, 0, 0]])
     distinct, inverse = _distinct_rows(counts, 2)  # keys in base 3: 2 + 0*3 + 1*9 = 11, 0, 11, 1 + 6 + 18 = 25, 0
@@ -334,8 +334,8 @@ def _same_tables(one, other) -> None:
 @pytest.mark.parametrize(("score", "learner_name"), [("agnostic", "exponential"), ("agnostic", "leaky"),
                                                      ("bns", "consistent"), ("full_sample_w", "exponential")])
 def test_tables_computed_on_workers_into_one_array_are_the_serial_tables(executor, score, learner_name):
+    from dpverify.mechanisms.relabeling import start_relabel_tables
     from dpverify.parallel.executors import open_executor
-    from mechanisms.relabeling import start_relabel_tables
 
     # thresholds(3), n = 7, eps = 0.4: k = ceil(2.8) = 3; 6 records, C(8, 3) = 56 sets t; the agnostic
     # score shares one output per point multiset t_X: C(3 + 3 - 1, 3) = 10 distinct outputs.
@@ -351,9 +351,9 @@ def test_tables_computed_on_workers_into_one_array_are_the_serial_tables(executo
 
 
 def test_tables_on_workers_refuse_a_learner_whose_outcomes_vary_with_t():
+    from dpverify.mechanisms.audits.realizable_to_agnostic import _LabelingLearner
+    from dpverify.mechanisms.relabeling import start_relabel_tables
     from dpverify.parallel.executors import open_executor
-    from mechanisms.audits.realizable_to_agnostic import _LabelingLearner
-    from mechanisms.relabeling import start_relabel_tables
 
     # C2's learner outputs the relabeling itself: one outcome per labeling of t's points, so t = {0}
     # has 2 outcomes and t = {0, 1} (on thresholds) 3: no common array. Serially they stay apart.

@@ -20,16 +20,16 @@ import sympy
 import dpverify
 from dpverify import Distribution, from_sampler
 from dpverify.finite.records import labeled_records, thresholds
-from dpverify.verdict.claims import ApproximateDp
-from mechanisms.exponential import threshold_learner
-from mechanisms.learners import ExponentialLearner, LeakyLearner
-from mechanisms.randomized_response import (
+from dpverify.mechanisms.exponential import threshold_learner
+from dpverify.mechanisms.learners import ExponentialLearner, LeakyLearner
+from dpverify.mechanisms.randomized_response import (
     randomized_response,
     randomized_response_mechanism,
     subsampled_randomized_response,
 )
-from mechanisms.relabeling import agnostic_reference, subsample_size
-from mechanisms.subsampling import subsampled
+from dpverify.mechanisms.relabeling import agnostic_reference, subsample_size
+from dpverify.mechanisms.subsampling import subsampled
+from dpverify.verdict.claims import ApproximateDp
 
 P = Fraction(3, 4)
 

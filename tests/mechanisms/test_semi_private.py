@@ -1,4 +1,4 @@
-"""Tests of mechanisms.semi_private (Alon–Bassily–Moran 2019 Alg. 1, ASSPP) and mechanisms.audits.public_data (C13).
+"""Tests of dpverify.mechanisms.semi_private (Alon–Bassily–Moran 2019 Alg. 1, ASSPP) and dpverify.mechanisms.audits.public_data (C13).
 
 The C13 measurement is cross-checked against a brute force written here from the definitions
 (thresholds by their formula, H~ by scanning labelings, EM weights with math.exp, every ordered
@@ -18,9 +18,9 @@ import sympy
 from dpverify.checking.public_data import all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import concept_class, intervals, labeled_records, thresholds
-from mechanisms.audits.public_data import cases, measure_asspp
-from mechanisms.exponential import exponential_mechanism_without_half
-from mechanisms.semi_private import ASSPP, MutantCoverWithPrivatePoints
+from dpverify.mechanisms.audits.public_data import cases, measure_asspp
+from dpverify.mechanisms.exponential import exponential_mechanism_without_half
+from dpverify.mechanisms.semi_private import ASSPP, MutantCoverWithPrivatePoints
 
 # -- the hand example -----------------------------------------------------------------------------
 # Thresholds over X = {0, 1}: c_u(x) = 1 iff x >= u; u = 0 -> (1, 1), u = 1 -> (0, 1), u = 2 -> (0, 0).

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.sparse_vector (Lyu, Su, Li, VLDB 2017, Algorithms 1-6): exact distributions
+"""Tests of dpverify.mechanisms.sparse_vector (Lyu, Su, Li, VLDB 2017, Algorithms 1-6): exact distributions
 against quadrature and sympy, and the privacy each algorithm has."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dpverify import Verdict
 from dpverify.checking.input_pairs import all_query_vectors, statdp_patterns, verify_pairs
 from dpverify.densities.piecewise import ExpSum
 from dpverify.errors import InvalidArgument
-from mechanisms.sparse_vector import BOTTOM, TOP, SparseVector, svt
+from dpverify.mechanisms.sparse_vector import BOTTOM, TOP, SparseVector, svt
 
 EPS = Fraction(7, 10)
 R = sympy.Symbol("r", real=True)

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.stable_prediction: A^sta (C9), Lemma 8 (C11), Appendix C and its eta-nets (C12) of
+"""Tests of dpverify.mechanisms.stable_prediction: A^sta (C9), Lemma 8 (C11), Appendix C and its eta-nets (C12) of
 Dagan–Feldman 2020.
 
 Hand instances use thresholds over X = {0, 1}: c0 = (1, 1), c1 = (0, 1), c2 = (0, 0) (concept u
@@ -18,8 +18,8 @@ from dpverify.checking.checker import check_exchangeable
 from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.records import intervals, labeled_records, thresholds
-from mechanisms.label_flip import flip, flip_rows
-from mechanisms.stable_prediction import (
+from dpverify.mechanisms.label_flip import flip, flip_rows
+from dpverify.mechanisms.stable_prediction import (
     a_sta_reference,
     a_sta_table,
     appendix_c_reference,

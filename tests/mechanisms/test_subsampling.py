@@ -1,4 +1,4 @@
-"""Tests of mechanisms.subsampling (Li–Wang–Ye 2025 Alg. 2 / Dagan–Feldman 2020 Lemma 8; Li–Wang–Ye 2025 Lemma 21, C5)."""
+"""Tests of dpverify.mechanisms.subsampling (Li–Wang–Ye 2025 Alg. 2 / Dagan–Feldman 2020 Lemma 8; Li–Wang–Ye 2025 Lemma 21, C5)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from dpverify import Distribution
 from dpverify.errors import InvalidArgument
-from mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response
-from mechanisms.subsampling import (
+from dpverify.mechanisms.randomized_response import randomized_response_mechanism, subsampled_randomized_response
+from dpverify.mechanisms.subsampling import (
     canonical,
     sample_with_replacement,
     sample_with_replacement_ordered,

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.user_level (Li–Wang–Ye 2024 Sections 4-5, App. C-D; C15, C16).
+"""Tests of dpverify.mechanisms.user_level (Li–Wang–Ye 2024 Sections 4-5, App. C-D; C15, C16).
 
 Hand values are worked in the comments from the paper's definitions; the learners' distributions
 are cross-checked against compositions written here from their parts, privacy exhaustively with
@@ -18,15 +18,15 @@ from dpverify import verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import user_blocks, user_level
 from dpverify.finite.records import all_functions, labeled_records, thresholds
-from mechanisms.laplace import prob_noisy_below
-from mechanisms.private_min_error import PrivateCompare, PrivateMinError
-from mechanisms.private_threshold import (
+from dpverify.mechanisms.laplace import prob_noisy_below
+from dpverify.mechanisms.private_min_error import PrivateCompare, PrivateMinError
+from dpverify.mechanisms.private_threshold import (
     MutantThresholdScaleInverted,
     MutantThresholdWithoutComposition,
     PrivateMedian,
     PrivateThreshold,
 )
-from mechanisms.user_data import (
+from dpverify.mechanisms.user_data import (
     binomial_tail,
     check_user_dataset,
     rounds_for_accuracy,
@@ -35,7 +35,7 @@ from mechanisms.user_data import (
     user_disagreement,
     user_error,
 )
-from mechanisms.user_level import MutantUserLevelWithoutComposition, UserLevelLearner
+from dpverify.mechanisms.user_level import MutantUserLevelWithoutComposition, UserLevelLearner
 
 # Three users of m = 2 examples over X = {0, 1}:
 U1 = ((0, 0), (1, 1))
@@ -280,7 +280,7 @@ def test_private_threshold_two_points_composed():
     expected[2] += mids[2] * keep
     expected[0] += mids[2] * (1 - keep)
     # mid = 1: values (0, 1/2, 1): the three-way argmin; left -> r = 0 -> f_0, right -> l = 2 -> f_2
-    from mechanisms.laplace import argmin_distribution
+    from dpverify.mechanisms.laplace import argmin_distribution
 
     three = argmin_distribution([0, Fraction(1, 2), 1], scales=b)
     expected[1] += mids[1] * three[0]
@@ -339,7 +339,7 @@ def test_bad_parameters():
 
 
 def test_private_min_error_levels_are_fractions_that_hash_once():
-    from mechanisms.private_min_error import PrivateMinError, _Level
+    from dpverify.mechanisms.private_min_error import PrivateMinError, _Level
 
     pme = PrivateMinError(thresholds(2), m=2, epsilon=Fraction(1, 2), alpha=Fraction(1, 6))
     levels = pme.from_minima((0, 0, 0), 2, exact=False)

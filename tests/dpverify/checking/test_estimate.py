@@ -19,7 +19,7 @@ from scipy.stats import binom, laplace
 from dpverify import InvalidArgument, MechanismError, Verdict, analyze, estimate_sampler, statdp_patterns, verify
 from dpverify.checking._events import clopper_pearson
 from dpverify.checking.estimate import EstimateResult
-from mechanisms.audits.benchmark_suite import measure
+from dpverify.mechanisms.audits.benchmark_suite import measure
 
 # -- samplers (module level: a process pool pickles them by name) ---------------------------------
 

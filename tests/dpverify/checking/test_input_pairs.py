@@ -11,8 +11,8 @@ from dpverify import Verdict, verify
 from dpverify.checking.checker import VerificationResult
 from dpverify.checking.input_pairs import InputPairs, all_query_vectors, query_vectors, statdp_patterns, verify_pairs
 from dpverify.errors import InvalidArgument
-from mechanisms.noisy_max import ReportNoisyMax
-from mechanisms.sparse_vector import svt
+from dpverify.mechanisms.noisy_max import ReportNoisyMax
+from dpverify.mechanisms.sparse_vector import svt
 
 EPS = Fraction(7, 10)
 

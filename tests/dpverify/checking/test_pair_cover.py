@@ -16,8 +16,8 @@ import pytest
 from dpverify.checking.input_pairs import all_query_vectors, verify_pairs
 from dpverify.checking.pair_cover import covering_pairs, pair_keys
 from dpverify.errors import InvalidArgument
-from mechanisms.noisy_max import NoisyMaxValue
-from mechanisms.sparse_vector import svt
+from dpverify.mechanisms.noisy_max import NoisyMaxValue
+from dpverify.mechanisms.sparse_vector import svt
 
 EPS = Fraction(7, 10)
 MECHANISMS = {

@@ -7,16 +7,16 @@ from fractions import Fraction
 
 import pytest
 
-import mechanisms.exponential as exponential
-import mechanisms.item_level as item_level
-import mechanisms.learners as learners
-import mechanisms.private_threshold as private_threshold
-import mechanisms.semi_private as semi_private
-import mechanisms.user_level as user_level
+import dpverify.mechanisms.exponential as exponential
+import dpverify.mechanisms.item_level as item_level
+import dpverify.mechanisms.learners as learners
+import dpverify.mechanisms.private_threshold as private_threshold
+import dpverify.mechanisms.semi_private as semi_private
+import dpverify.mechanisms.user_level as user_level
 from dpverify import ExactMechanism, Learner, Mechanism, mutant
 from dpverify.finite.mechanism import is_mutant, parent_of
 from dpverify.finite.records import thresholds
-from mechanisms.randomized_response import randomized_response_mechanism
+from dpverify.mechanisms.randomized_response import randomized_response_mechanism
 
 MODULES = (exponential, item_level, learners, private_threshold, semi_private, user_level)
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpverify.finite.pair_sources import ArrayPairs, OrderedDatasets, SubstitutePairs, TiledPairs
-from mechanisms.exponential import threshold_learner
+from dpverify.mechanisms.exponential import threshold_learner
 
 RECORDS = ((0, 0), (0, 1), (1, 0), (1, 1), (2, 0))
 

@@ -17,8 +17,8 @@ import pytest
 
 from dpverify import verify
 from dpverify.finite.records import labeled_records
-from mechanisms.audits.user_level import measure_private_median
-from mechanisms.exponential import threshold_learner
+from dpverify.mechanisms.audits.user_level import measure_private_median
+from dpverify.mechanisms.exponential import threshold_learner
 
 
 def _independent_epsilon_star(mechanism, records, n):

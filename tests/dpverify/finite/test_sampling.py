@@ -381,7 +381,7 @@ def test_draws_without_a_finite_support_are_refused(call):
         from_sampler(sampler)(())
     message = str(raised.value)
     assert f"rng.{call}" in message  # the call, with its arguments
-    assert "mechanisms.noise" in message and "dpverify.estimate_sampler" in message  # the two ways on
+    assert "dpverify.mechanisms.noise" in message and "dpverify.estimate_sampler" in message  # the two ways on
 
 
 def test_a_refused_draw_cannot_be_swallowed():

@@ -14,7 +14,7 @@ from dpverify import verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import UserLevel, pair_count, relation, user_blocks, user_level
 from dpverify.finite.records import labeled_records
-from mechanisms.exponential import threshold_learner
+from dpverify.mechanisms.exponential import threshold_learner
 
 
 def test_block_universe_sizes():

@@ -13,7 +13,7 @@ import pytest
 import sympy
 
 from dpverify import InvalidArgument, Verdict, analyze, verify
-from mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
+from dpverify.mechanisms.exponential import exponential_mechanism_without_half, threshold_learner
 from tests.dpverify.parallel._executor_mechanisms import ClampedGeometric, count_with_secret, randomized_response_bits
 
 distributed = pytest.importorskip("distributed")
@@ -134,7 +134,7 @@ def test_audit_rows_are_the_same_on_every_executor(dask_client):
 
 
 def test_c3_with_proof_steps_is_the_same_on_every_executor(dask_client, dask_by_address):
-    from mechanisms.audits.realizable_to_agnostic import measure_agnostic
+    from dpverify.mechanisms.audits.realizable_to_agnostic import measure_agnostic
 
     # The relabel tables are computed by the workers into one shared array, except through the
     # address (workers maybe elsewhere): there the driver computes them and scatters them.
@@ -184,7 +184,7 @@ def test_verify_pairs_same_result_on_processes():
     from fractions import Fraction
 
     from dpverify import statdp_patterns, verify_pairs
-    from mechanisms.noisy_max import ReportNoisyMax
+    from dpverify.mechanisms.noisy_max import ReportNoisyMax
 
     mechanism = ReportNoisyMax(Fraction(7, 10))
     serial = verify_pairs(mechanism, pairs=statdp_patterns(5), epsilon=Fraction(7, 10))

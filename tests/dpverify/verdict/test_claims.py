@@ -15,14 +15,14 @@ from dpverify import ApproximateDp, PredictionDp, PureDp, Stability, Verdict, an
 from dpverify.checking.public_data import all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
 from dpverify.integrations.cli import _parse_number
+from dpverify.mechanisms.exponential import _to_sympy
+from dpverify.mechanisms.item_level import exact_epsilon
+from dpverify.mechanisms.laplace import _exact_number
+from dpverify.mechanisms.relabeling import exact_parameter
+from dpverify.mechanisms.user_data import _positive_fraction
 from dpverify.validation import FLOAT_CLAIM_ALLOWANCE, exact_number
 from dpverify.verdict._certify import effective_claim
 from dpverify.verdict.claims import Complement, Prediction
-from mechanisms.exponential import _to_sympy
-from mechanisms.item_level import exact_epsilon
-from mechanisms.laplace import _exact_number
-from mechanisms.relabeling import exact_parameter
-from mechanisms.user_data import _positive_fraction
 
 BITS = (0, 1)
 

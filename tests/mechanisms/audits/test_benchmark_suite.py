@@ -1,4 +1,4 @@
-"""Tests of mechanisms.audits.benchmark_suite: the BENCH rows of the standard DP-testing benchmark suite."""
+"""Tests of dpverify.mechanisms.audits.benchmark_suite: the BENCH rows of the standard DP-testing benchmark suite."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from dpverify import Verdict
 from dpverify.integrations.audit import AuditCase, Measurement
-from mechanisms.audits.benchmark_suite import BENCHMARK, benchmark_rows
+from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, benchmark_rows
 
 NAMES = [
     "report_noisy_max_laplace", "report_noisy_max_exponential", "noisy_max_value_laplace",

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.audits.item_level and .user_level (C14-C16 rows): every row as expected, measured values, timings,
+"""Tests of dpverify.mechanisms.audits.item_level and .user_level (C14-C16 rows): every row as expected, measured values, timings,
 bad input; larger instances behind the ``slow`` marker."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import pytest
 
 from dpverify.errors import InvalidArgument
 from dpverify.integrations.audit import run_audit
-from dpverify.verdict.engine import Verdict
-from mechanisms.audits import item_level, user_level
-from mechanisms.audits.item_level import hypothesis_family, measure_item_level
-from mechanisms.audits.user_level import (
+from dpverify.mechanisms.audits import item_level, user_level
+from dpverify.mechanisms.audits.item_level import hypothesis_family, measure_item_level
+from dpverify.mechanisms.audits.user_level import (
     measure_private_compare,
     measure_private_median,
     measure_private_threshold,
     measure_user_level,
 )
+from dpverify.verdict.engine import Verdict
 
 CLAIM_MEASUREMENTS = {**item_level.CLAIMS, **user_level.CLAIMS}
 

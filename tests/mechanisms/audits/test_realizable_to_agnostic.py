@@ -1,4 +1,4 @@
-"""Tests of mechanisms.audits.realizable_to_agnostic: the Li–Wang–Ye 2025 measurements (C2, C3 with proof steps C3a/C3b, C6).
+"""Tests of dpverify.mechanisms.audits.realizable_to_agnostic: the Li–Wang–Ye 2025 measurements (C2, C3 with proof steps C3a/C3b, C6).
 
 Measured values are cross-checked against brute force built from the literal reference
 mechanisms (relabel, agnostic_reference) and a neighbour enumeration written here, not against the
@@ -18,7 +18,7 @@ import pytest
 
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import concept_class, labeled_records, thresholds
-from mechanisms.audits.realizable_to_agnostic import (
+from dpverify.mechanisms.audits.realizable_to_agnostic import (
     LN_4E2,
     check_lemma15_preconditions,
     lemma15_constants,
@@ -26,8 +26,8 @@ from mechanisms.audits.realizable_to_agnostic import (
     measure_prediction,
     measure_relabel,
 )
-from mechanisms.learners import ConsistentLearner, ExponentialLearner, LeakyLearner
-from mechanisms.relabeling import agnostic_reference, relabel
+from dpverify.mechanisms.learners import ConsistentLearner, ExponentialLearner, LeakyLearner
+from dpverify.mechanisms.relabeling import agnostic_reference, relabel
 
 E = math.e
 

@@ -1,4 +1,4 @@
-"""Tests of mechanisms.audits.stable_prediction: the Dagan–Feldman 2020 measurements (C9-C12) and their audit rows.
+"""Tests of dpverify.mechanisms.audits.stable_prediction: the Dagan–Feldman 2020 measurements (C9-C12) and their audit rows.
 
 Measured values are cross-checked against the core checker (``dpverify.analyze`` /
 ``dpverify.verify``) run on the literal reference mechanisms, and, for C12's per-pair additive
@@ -17,22 +17,26 @@ import pytest
 from dpverify.checking.checker import analyze, verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import labeled_records, thresholds
-from dpverify.verdict.engine import Verdict
-from mechanisms.audits import agnostic_prediction, stable_prediction
-from mechanisms.audits.agnostic_prediction import appendix_c_constants, measure_appendix_c, measure_appendix_c_flipped
-from mechanisms.audits.stable_prediction import (
+from dpverify.mechanisms.audits import agnostic_prediction, stable_prediction
+from dpverify.mechanisms.audits.agnostic_prediction import (
+    appendix_c_constants,
+    measure_appendix_c,
+    measure_appendix_c_flipped,
+)
+from dpverify.mechanisms.audits.stable_prediction import (
     flip_parameters,
     measure_flip_prediction,
     measure_stability,
     measure_subsampled_prediction,
 )
-from mechanisms.label_flip import label_flip
-from mechanisms.stable_prediction import (
+from dpverify.mechanisms.label_flip import label_flip
+from dpverify.mechanisms.stable_prediction import (
     a_sta_reference,
     appendix_c_reference,
     not_net_reference,
     subsampled_prediction_reference,
 )
+from dpverify.verdict.engine import Verdict
 
 
 def cases():
