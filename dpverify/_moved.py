@@ -114,4 +114,7 @@ def install() -> None:
     if not any(isinstance(finder, _Alias) for finder in sys.meta_path):
         sys.meta_path.insert(0, _Alias())  # before path finders: a stale flat file must not win
     if not any(isinstance(finder, _SourceTreeMechanisms) for finder in sys.meta_path):
-        sys.meta_path.append(_SourceTreeMechanisms())  # after path finders: an installed subpackage wins
+        # Right after the path finder: an installed subpackage wins, and this checkout's folder wins
+        # over an editable install's mapping to another checkout (git worktrees, PYTHONPATH=.).
+        path_finders = [i for i, finder in enumerate(sys.meta_path) if finder is importlib.machinery.PathFinder]
+        sys.meta_path.insert(path_finders[0] + 1 if path_finders else len(sys.meta_path), _SourceTreeMechanisms())
