@@ -200,6 +200,7 @@ class RowPairs:
     expected_pairs: int | None = None
     pair_delta: np.ndarray | None = None
     _logs: np.ndarray | None = field(default=None, repr=False)
+    _columns: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     source: Any = None
     executor: Any = None
     progress: Callable[[int, int], None] | None = None
@@ -238,6 +239,20 @@ class RowPairs:
             with np.errstate(divide="ignore"):
                 self._logs = np.log(self.matrix)
         return self._logs
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """The matrix and its ``ln`` outcome-major, ``(outcomes, rows)`` C-contiguous (computed once):
+        the sweep reads one outcome's column for a chunk of pairs with a 1-D gather, where a
+        row-major gather copies short rows one by one (:mod:`dpverify.verdict._sweep`)."""
+        if self._columns is None:
+            probabilities = np.ascontiguousarray(self.matrix.T)
+            if self._logs is not None:
+                logs = np.ascontiguousarray(self._logs.T)
+            else:
+                with np.errstate(divide="ignore"):
+                    logs = np.log(probabilities)  # elementwise: the same floats as ln of the matrix
+            self._columns = (probabilities, logs)
+        return self._columns
 
     def __len__(self) -> int:
         return len(self.source)
@@ -376,7 +391,8 @@ def sweep(
     with open_executor(pairs.executor) as runner:
         chunks = -(-total // _CHUNK)
         tasks = shard_ranges(total, runner.shards() if runner.parallel else max(1, chunks // 16), _CHUNK)  # whole chunks
-        arrays = {"matrix": pairs.matrix, "logs": pairs.logs}
+        probabilities, logs = pairs.columns()
+        arrays = {"columns": probabilities, "log_columns": logs}
         if isinstance(pairs.source, ArrayPairs):  # index arrays travel once per worker, not once per shard
             arrays["left"], arrays["right"] = pairs.source.left, pairs.source.right
             settings["source"] = None
