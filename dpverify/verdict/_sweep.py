@@ -181,7 +181,7 @@ def sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
         if not with_delta:
             continue
         directions = [(terms[0], forward, li, ri, True)]
-        if symmetric:
+        if backward is not None:  # symmetric
             directions.append((terms[1], backward, ri, li, False))
         for direction_terms, eps_rows, first, second, is_forward in directions:
             values = row_sums(direction_terms)
