@@ -99,6 +99,57 @@ class SubstitutePairs:
     def materialise(self) -> tuple[np.ndarray, np.ndarray]:
         return self.chunk(0, len(self))
 
+    def boxes(self, start: int, stop: int) -> Iterator[tuple[int, tuple[int, int, int], tuple[slice, ...], tuple[slice, ...]]]:
+        """Pairs ``start .. stop - 1`` as boxes of a dataset-indexed array viewed 3-D, no index arrays.
+
+        Segment ``(p, s)`` pairs ``i = (o, m, r)`` with ``i + s w`` in the view ``(z^p, z, w)`` of
+        the datasets (``o`` the digits before ``p``, ``m`` digit ``p`` below ``z - s``, ``r`` the
+        digits after): its pairs in order are the view's ``[:, :z - s, :]`` read in C order, against
+        ``[:, s:, :]``. A range of them is at most five boxes. Yields ``(offset, shape, left, right)``:
+        the box's first pair relative to ``start``, the view's shape, and the slices of the view
+        holding the box's left and right datasets (C order within the box is pair order).
+        """
+        stop = min(stop, len(self))
+        for segment, position, shift in self._segments():
+            low, high = self._starts[segment], self._starts[segment + 1]
+            if high <= start or low >= stop:
+                continue
+            weight = self.z ** (self.n - 1 - position)
+            shape = (self.z**position, self.z, weight)
+            first, last = max(start, low) - low, min(stop, high) - low
+            offset = max(start, low) - start
+            for lows, highs in _rectangles(first, last, (shape[0], self.z - shift, weight)):
+                left = tuple(slice(a, b) for a, b in zip(lows, highs))
+                right = (left[0], slice(lows[1] + shift, highs[1] + shift), left[2])
+                yield offset, shape, left, right
+                offset += math.prod(b - a for a, b in zip(lows, highs))
+
+
+def _rectangles(first: int, last: int, dims: tuple[int, ...]) -> Iterator[tuple[list[int], list[int]]]:
+    """The flat C-order range ``first .. last - 1`` of an array of shape ``dims`` as boxes
+    ``(lows, highs)`` in order (at most ``2 len(dims) - 1``)."""
+    if first >= last:
+        return
+    if len(dims) == 1:
+        yield [first], [last]
+        return
+    inner = math.prod(dims[1:])
+    top, rest = divmod(first, inner)
+    end, tail = divmod(last, inner)
+    if top == end:
+        for lows, highs in _rectangles(rest, tail, dims[1:]):
+            yield [top, *lows], [top + 1, *highs]
+        return
+    if rest:
+        for lows, highs in _rectangles(rest, inner, dims[1:]):
+            yield [top, *lows], [top + 1, *highs]
+        top += 1
+    if end > top:
+        yield [top, *(0 for _ in dims[1:])], [end, *dims[1:]]
+    if tail:
+        for lows, highs in _rectangles(0, tail, dims[1:]):
+            yield [end, *lows], [end + 1, *highs]
+
 
 @dataclass(frozen=True)
 class MultisetPairs:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.finite.pair_sources import ArrayPairs
+from dpverify.finite.pair_sources import ArrayPairs, SubstitutePairs
 
 __all__ = ["sweep_shard", "row_sums", "CHUNK", "FIGURE_CAP"]
 
@@ -43,11 +43,12 @@ class _Near:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.count = 0
 
-    def add(self, first: np.ndarray, second: np.ndarray, value: np.ndarray, others: np.ndarray, top: float) -> None:
+    def add(self, first: np.ndarray | _Side, second: np.ndarray | _Side, value: np.ndarray, others: np.ndarray,
+            top: float) -> None:
         """Take the pairs of ``others`` (a mask) that may be among the largest."""
         keep = np.flatnonzero(others & (value >= top - self.width) & (value > self.floor))
         if keep.size:
-            self.parts.append((np.asarray(first)[keep], np.asarray(second)[keep], value[keep]))
+            self.parts.append((first[keep], second[keep], value[keep]))
             self.count += keep.size
             if self.count > 4 * (FIGURE_CAP + 1):
                 self.result(top)
@@ -106,6 +107,97 @@ def _chunk_columns(
                     backward_terms.append(_term(q, p, factor))
     backward = None if low is None else np.negative(low)
     return forward, backward, stability, (forward_terms, backward_terms)
+
+
+def _chunk_boxes(
+    columns: np.ndarray, log_columns: np.ndarray, source: SubstitutePairs, start: int, stop: int, symmetric: bool,
+    factor: float, with_delta: bool, with_stability: bool,
+) -> tuple[np.ndarray, np.ndarray | None, float, tuple[list[np.ndarray], list[np.ndarray]]]:
+    """:func:`_chunk_columns` for black-box substitute pairs, reading the columns through strided
+    views (:meth:`SubstitutePairs.boxes`) instead of gathering them: no index arrays at all. The
+    same operations on the same floats in the same pair order, so the same results bit for bit."""
+    size = stop - start
+    forward = np.full(size, -np.inf)
+    low = np.full(size, np.inf) if symmetric else None
+    scratch = np.empty(size)
+    outcomes = columns.shape[0]
+    forward_terms = np.empty((outcomes, size)) if with_delta else None
+    backward_terms = np.empty((outcomes, size)) if with_delta and symmetric else None
+    boxes = [(offset, shape, left, right, tuple(b.stop - b.start for b in left))
+             for offset, shape, left, right in source.boxes(start, stop)]
+    stability = 0.0
+    with np.errstate(invalid="ignore"):
+        for k in range(outcomes):
+            for offset, shape, left, right, extent in boxes:
+                part = slice(offset, offset + math.prod(extent))
+                logs = log_columns[k].reshape(shape)
+                difference = scratch[part].reshape(extent)
+                np.subtract(logs[left], logs[right], out=difference)
+                target = forward[part].reshape(extent)
+                np.fmax(target, difference, out=target)
+                if low is not None:
+                    target = low[part].reshape(extent)
+                    np.fmin(target, difference, out=target)
+                if not (with_delta or with_stability):
+                    continue
+                values = columns[k].reshape(shape)
+                p, q = values[left], values[right]
+                if with_stability and p.size:
+                    stability = max(stability, float(np.abs(p - q).max()))
+                if forward_terms is not None:
+                    _term_into(p, q, factor, forward_terms[k, part].reshape(extent))
+                    if backward_terms is not None:
+                        _term_into(q, p, factor, backward_terms[k, part].reshape(extent))
+    backward = None if low is None else np.negative(low)
+    terms = (list(forward_terms) if forward_terms is not None else [],
+             list(backward_terms) if backward_terms is not None else [])
+    return forward, backward, stability, terms
+
+
+def _term_into(p: np.ndarray, q: np.ndarray, factor: float, out: np.ndarray) -> None:
+    """:func:`_term` written into ``out``: ``p - factor * q`` as numpy evaluates it, then ``max(., 0)``."""
+    if math.isfinite(factor):
+        np.multiply(q, factor, out=out)
+        np.subtract(p, out, out=out)
+        np.maximum(out, 0.0, out=out)
+    else:
+        out[...] = np.where(q > 0, 0.0, p)
+
+
+#: The box kernel pays numpy's per-row overhead on every contiguous run of a box: below this many
+#: datasets per run (the last digits' segments) a 1-D gather is faster.
+_LONG_RUN = 64
+
+
+def _long_rows(source: SubstitutePairs, start: int, stop: int) -> bool:
+    """Whether every box of the chunk reads contiguous runs of at least ``_LONG_RUN`` datasets."""
+    return all(left[2].stop - left[2].start >= _LONG_RUN for _, _, left, _ in source.boxes(start, stop))
+
+
+class _Indices:
+    """A chunk's ``(left, right)`` index arrays, made on first use (the box kernel needs none; the
+    candidates and exact figures index a few of them)."""
+
+    def __init__(self, source: Any, start: int, stop: int, arrays: tuple[np.ndarray, np.ndarray] | None) -> None:
+        self.source, self.start, self.stop, self.arrays = source, start, stop, arrays
+
+    def side(self, which: int) -> _Side:
+        return _Side(self, which)
+
+    def get(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.arrays is None:
+            self.arrays = self.source.chunk(self.start, self.stop)
+        return self.arrays
+
+
+class _Side:
+    """One side of :class:`_Indices`, indexable like the array it stands for."""
+
+    def __init__(self, indices: _Indices, which: int) -> None:
+        self.indices, self.which = indices, which
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        return self.indices.get()[self.which][key]
 
 
 def _term(p: np.ndarray, q: np.ndarray, factor: float) -> np.ndarray:
@@ -170,9 +262,16 @@ def sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
     stability = 0.0
     found: list[tuple[np.ndarray, ...]] = []
     for start in range(task[0], task[1], _CHUNK):
-        li, ri = source.chunk(start, min(start + _CHUNK, task[1]))
-        forward, backward, stability_here, terms = _chunk_columns(
-            columns, log_columns, li, ri, symmetric, factor, with_delta, with_stability)
+        stop = min(start + _CHUNK, task[1])
+        if isinstance(source, SubstitutePairs) and _long_rows(source, start, stop):
+            indices = _Indices(source, start, stop, None)
+            forward, backward, stability_here, terms = _chunk_boxes(
+                columns, log_columns, source, start, stop, symmetric, factor, with_delta, with_stability)
+        else:
+            indices = _Indices(source, start, stop, source.chunk(start, stop))
+            forward, backward, stability_here, terms = _chunk_columns(
+                columns, log_columns, *indices.get(), symmetric, factor, with_delta, with_stability)
+        li, ri = indices.side(0), indices.side(1)
         rows = forward if backward is None else np.maximum(forward, backward)
         i = int(np.argmax(rows)) if rows.size else 0
         if rows.size and rows[i] > best_eps:
@@ -189,13 +288,13 @@ def sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
             if values.size and values[j] > best_delta:
                 best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
             if claim_delta is not None:
-                bound = claim_delta if pair_delta is None else np.asarray(pair_delta[start : start + li.size])
+                bound = claim_delta if pair_delta is None else np.asarray(pair_delta[start:stop])
                 passing = eps_rows > epsilon - epsilon_margin
                 selected = passing & (values > bound - delta_margin)
                 near = np.flatnonzero(selected)
                 if near.size:
                     slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
-                    found.append((slack, np.asarray(first[near]), np.asarray(second[near]), start + near,
+                    found.append((slack, first[near], second[near], start + near,
                                   values[near], eps_rows[near]))
                 if figures:
                     passing_best = max(passing_best, float(np.max(values, where=passing, initial=-np.inf)))

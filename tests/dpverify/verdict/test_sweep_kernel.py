@@ -109,3 +109,62 @@ def test_sweep_shard_matches_the_row_major_sweep(source, claim_delta):
     forward_wins = values[0].max() >= values[1].max()
     assert result.delta_forward == forward_wins
     assert result.delta_pair == int(np.argmax(values[0] if forward_wins else values[1]))
+
+
+@pytest.mark.parametrize("z, n", [(2, 1), (3, 3), (4, 3), (2, 9), (5, 4)])
+@pytest.mark.parametrize("factor", [math.e, math.inf])
+def test_box_kernel_reads_the_same_pairs_as_the_gathers(z, n, factor):
+    # strided views over the datasets (no index arrays) against 1-D gathers of the chunk's pairs,
+    # on ranges that start and stop inside segments, boxes and rows
+    source = SubstitutePairs(z, n)
+    matrix = _matrix(z**n, 4, seed=z * n)
+    columns = np.ascontiguousarray(matrix.T)
+    with np.errstate(divide="ignore"):
+        logs = np.log(columns)
+    total = len(source)
+    rng = np.random.default_rng(z + n)
+    cuts = sorted({0, total, *rng.integers(0, total, size=5).tolist()})
+    for start, stop in zip(cuts, cuts[1:]):
+        li, ri = source.chunk(start, stop)
+        expected = _sweep._chunk_columns(columns, logs, li, ri, True, factor, True, True)
+        got = _sweep._chunk_boxes(columns, logs, source, start, stop, True, factor, True, True)
+        assert _same(got[0], expected[0]) and _same(got[1], expected[1]) and got[2] == expected[2]
+        for direction in (0, 1):
+            assert all(_same(a, b) for a, b in zip(got[3][direction], expected[3][direction]))
+
+
+def test_boxes_cover_a_range_in_pair_order():
+    # SubstitutePairs(3, 2): segments (p, s) = (0,1): 6 pairs, (0,2): 3, (1,1): 6, (1,2): 3 -> 18.
+    # Pairs 4..10: (0,1)'s last two (i = 4, 5 -> +3), (0,2)'s three (0, 1, 2 -> +6), (1,1)'s first two
+    # (0 -> 1, 1 -> 2).
+    source = SubstitutePairs(3, 2)
+    ids = np.arange(9)
+    left, right = [], []
+    for offset, shape, lows, highs in source.boxes(4, 11):
+        view = ids.reshape(shape)
+        assert offset == len(left)
+        left += view[lows].ravel().tolist()
+        right += view[highs].ravel().tolist()
+    assert left == [4, 5, 0, 1, 2, 0, 1]
+    assert right == [7, 8, 6, 7, 8, 1, 2]
+
+
+def test_the_sweep_uses_boxes_where_rows_are_long_and_agrees(monkeypatch):
+    # z = 2, n = 17: 17 segments of 2^16 pairs, one chunk each; digit p's runs are 2^(16 - p)
+    # datasets long, so the chunks of digits 0..10 go through boxes and those of 11..16 through
+    # gathers. The sweep's figures and pairs are the row-major kernel's.
+    from dpverify.verdict.engine import RowPairs, sweep
+
+    source = SubstitutePairs(2, 17)
+    boxed = []
+    real = _sweep._chunk_boxes
+    monkeypatch.setattr(_sweep, "_chunk_boxes", lambda *args: boxed.append(args[3]) or real(*args))
+    matrix = _matrix(2**17, 3, seed=5)
+    result = sweep(RowPairs(matrix, None, None, source=source, symmetric=True), 0.3, claim_delta=0.01)
+    assert boxed == [p * 2**16 for p in range(11)]
+    li, ri = source.chunk(0, len(source))
+    forward, backward, values, _ = _row_major(matrix, li, ri, math.exp(0.3))
+    losses = np.maximum(forward, backward)
+    assert result.epsilon_star == max(float(losses.max()), 0.0)
+    assert result.epsilon_pair == int(np.argmax(losses))
+    assert result.delta_star == max(float(np.maximum(*values).max()), 0.0)
