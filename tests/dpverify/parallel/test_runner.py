@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -182,8 +183,9 @@ def test_a_kept_file_goes_when_its_array_does():
         assert not os.path.exists(kept)  # not kept until close: a long audit would pile them up
 
 
-def test_a_local_cluster_maps_shared_files_and_a_cluster_by_address_gets_scattered_copies(monkeypatch):
+def test_a_local_cluster_maps_shared_files_and_a_remote_cluster_gets_scattered_copies(monkeypatch):
     distributed = pytest.importorskip("distributed")
+    from dpverify.parallel import executors
     from dpverify.parallel.executors import local_cluster
 
     loops = []
@@ -207,8 +209,10 @@ def test_a_local_cluster_maps_shared_files_and_a_cluster_by_address_gets_scatter
                 assert pending.results() == [11, 16]  # 2*2 + 7, 3*3 + 7
                 assert not os.path.exists(path)  # removed with its phase
                 assert loops == [own.loop]
+            # workers that cannot read this machine's files (the probe of _on_this_machine failed)
+            monkeypatch.setattr(executors, "_on_this_machine", lambda client, addresses=None: False)
             with open_executor(by_address) as runner:
-                assert not runner._local  # nothing says these workers share this machine
+                assert not runner._local
                 pending = runner.submit(_square_plus, [2, 3], Shared({"offset": np.array([7])}, {}))
                 assert pending._paths == []
                 assert pending.results() == [11, 16]
@@ -238,11 +242,13 @@ def test_tasks_fill_an_output_array_in_place(executor):
             assert not os.path.exists(path)  # the file goes with its array
 
 
-def test_an_output_array_is_refused_where_workers_may_be_elsewhere():
+def test_an_output_array_is_refused_where_workers_may_be_elsewhere(monkeypatch):
     distributed = pytest.importorskip("distributed")
     from dpverify.errors import InvalidArgument
+    from dpverify.parallel import executors
     from dpverify.parallel.executors import local_cluster
 
+    monkeypatch.setattr(executors, "_on_this_machine", lambda client, addresses=None: False)  # remote workers
     cluster = local_cluster(1)
     try:
         with distributed.Client(cluster.scheduler_address) as by_address, open_executor(by_address) as runner:
@@ -276,3 +282,61 @@ def test_an_empty_phase_sends_nothing_and_leaves_the_pool_to_fork_at_its_first_r
         assert runner.submit(_freeze_count, [], Shared({"unused": np.arange(3)}, {})).results() == []
         assert runner._files.folders == {}  # no file written for an empty phase
         assert min(runner.map(_freeze_count, [0, 1], Shared({}, {}))) > 1000  # still forked frozen
+
+
+def _profiling(dask_worker=None):
+    return sorted(name for name in dask_worker.periodic_callbacks if name.startswith("profile"))
+
+
+def test_a_cluster_by_address_on_this_machine_maps_files_and_its_workers_are_tuned():
+    # Two plain `dask worker`s reached by address ran an n = 7 sweep 2.4x slower than the pool:
+    # scattered copies of the matrix, glibc trimming the heap after every task, the profiler's thread.
+    distributed = pytest.importorskip("distributed")
+    import dask
+
+    from dpverify.parallel import executors
+
+    with dask.config.set({"distributed.worker.profile.enabled": True}):  # a plain worker's default
+        cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0")
+    try:
+        with distributed.Client(cluster.scheduler_address) as by_address:
+            assert list(by_address.run(_profiling).values()) == [["profile", "profile-cycle"]]
+            with open_executor(by_address) as runner:
+                assert runner._local  # the workers read back a token file written here
+                assert runner.shares_memory
+                pending = runner.submit(_square_plus, [2, 3], Shared({"offset": np.array([7])}, {}))
+                assert len(pending._paths) == 1 and pending.results() == [11, 16]  # a file, not a copy
+            assert list(by_address.run(_profiling).values()) == [[]]  # the profiler is stopped
+            addresses = set(by_address.scheduler_info()["workers"])
+            assert executors._TUNED[by_address] == addresses  # tuned once: a second run asks nothing
+            assert executors._LOCAL[by_address] == (addresses, True)
+            leftovers = [name for folder in (tempfile.gettempdir(), "/dev/shm") if os.path.isdir(folder)
+                         for name in os.listdir(folder) if name.startswith("dpverify-probe-")]
+            assert leftovers == []  # the token files are removed
+    finally:
+        cluster.close()
+
+
+def test_workers_that_cannot_read_the_token_file_get_copies(tmp_path):
+    from dpverify.parallel import executors
+
+    token_file = tmp_path / "token"
+    token_file.write_text("abc")
+    assert executors._reads_token([str(token_file)], "abc")
+    assert not executors._reads_token([str(token_file)], "abd")  # another machine's file of that name
+    assert not executors._reads_token([str(token_file), str(tmp_path / "missing")], "abc")
+
+    class Remote:
+        cluster = None
+
+        def __init__(self):
+            self.asked = 0
+
+        def run(self, function, *args, workers):
+            self.asked += 1
+            return {address: False for address in workers}
+
+    remote = Remote()
+    assert executors._on_this_machine(remote, {"tcp://10.0.0.2:1", "tcp://10.0.0.3:1"}) is False
+    assert executors._on_this_machine(remote, {"tcp://10.0.0.2:1", "tcp://10.0.0.3:1"}) is False
+    assert remote.asked == 1  # asked once per set of workers
