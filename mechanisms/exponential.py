@@ -235,11 +235,15 @@ class ThresholdLearner:
     def _rows(self, datasets: list) -> tuple[list, np.ndarray]:
         divisor = 2 if self.selector is exponential_mechanism else 1
         index = self._record_index
-        if hasattr(datasets, "indices"):  # ordered datasets: positions in their record universe, no tuples
-            codes = np.array([index[record] for record in datasets.records], dtype=np.int64)[datasets.indices()]
+        if hasattr(datasets, "counts"):  # multisets as count vectors: mistakes weighted by multiplicity
+            own = np.array([index[record] for record in datasets.records], dtype=np.int64)
+            scores = datasets.counts() @ self._record_mistakes[own]  # integers: exact
         else:
-            codes = np.array([[index[record] for record in dataset] for dataset in datasets], dtype=np.int64)
-        scores = self._record_mistakes[codes].sum(axis=1) if len(datasets) else np.zeros((0, len(self.concepts)))
+            if hasattr(datasets, "indices"):  # ordered datasets: positions in their record universe, no tuples
+                codes = np.array([index[record] for record in datasets.records], dtype=np.int64)[datasets.indices()]
+            else:
+                codes = np.array([[index[record] for record in dataset] for dataset in datasets], dtype=np.int64)
+            scores = self._record_mistakes[codes].sum(axis=1) if len(datasets) else np.zeros((0, len(self.concepts)))
         return list(range(len(self.concepts))), exponential_rows(-float(self.epsilon) / divisor * scores)
 
 

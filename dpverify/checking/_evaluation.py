@@ -106,7 +106,8 @@ def nondeterministic(mechanism: Any, dataset: tuple, first: Any, second: Any) ->
 
 
 def _vectorised(mechanism: Any, block: Sequence[tuple]) -> tuple[list, np.ndarray, np.ndarray]:
-    datasets = block if hasattr(block, "indices") else list(block)  # ordered datasets stay lazy
+    lazy = hasattr(block, "indices") or hasattr(block, "counts")
+    datasets = block if lazy else list(block)  # ordered datasets and multisets stay lazy
     try:
         outcomes, matrix = mechanism.distributions(datasets)
     except DpverifyError:

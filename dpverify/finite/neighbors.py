@@ -71,7 +71,12 @@ class PairSet:
         self._positions: dict[tuple, int] | None = None
 
     def position(self, dataset: tuple) -> int:
-        """The index of ``dataset`` in ``datasets`` (a look-up table built on first use, once)."""
+        """The index of ``dataset`` in ``datasets``: computed by lazy datasets that can
+        (:class:`~dpverify.finite.pair_sources.OrderedDatasets`, ``MultisetDatasets``), else from a
+        look-up table built on first use, once."""
+        computed = getattr(self.datasets, "position", None)
+        if computed is not None:
+            return computed(dataset)
         if self._positions is None:
             self._positions = {d: i for i, d in enumerate(self.datasets)}
         return self._positions[dataset]
@@ -139,10 +144,10 @@ class Substitute(NeighborRelation):
     def pairs(self, records: Sequence[Hashable], n: int, *, exchangeable: bool) -> PairSet:
         z = len(records)
         if exchangeable:
-            from dpverify.finite.pair_sources import MultisetPairs
+            from dpverify.finite.pair_sources import MultisetDatasets, MultisetPairs
 
-            datasets = [tuple(records[i] for i in m) for m in _multisets(n, z)]  # the multiset table's order
-            return PairSet(datasets, source=MultisetPairs(z, n))  # pairs streamed, chunk by chunk
+            # the multiset table's order, tuples made on demand; pairs streamed, chunk by chunk
+            return PairSet(MultisetDatasets(records, n), source=MultisetPairs(z, n))
         # Ordered datasets in lexicographic order (index = sum_p digit_p * z^(n-1-p)), pairs streamed.
         from dpverify.finite.pair_sources import OrderedDatasets, SubstitutePairs
 

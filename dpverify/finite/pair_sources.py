@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ArrayPairs", "SubstitutePairs", "MultisetPairs", "TiledPairs", "OrderedDatasets", "as_source"]
+__all__ = ["ArrayPairs", "SubstitutePairs", "MultisetPairs", "TiledPairs", "OrderedDatasets", "MultisetDatasets",
+           "as_source"]
 
 
 @dataclass(frozen=True)
@@ -276,6 +277,25 @@ class OrderedDatasets(Sequence):
             digits.append(self.records[digit])
         return tuple(reversed(digits))
 
+    def position(self, dataset: tuple) -> int:
+        """The index of ``dataset`` here, computed from its records' positions (base-``z`` digits),
+        no look-up table of every dataset; ``KeyError`` if it is not one of them."""
+        where = self.__dict__.get("_where_table")
+        if where is None:
+            where = self.__dict__["_where_table"] = {record: j for j, record in enumerate(self.records)}
+        if len(dataset) != self.n:
+            raise KeyError(dataset)
+        value = 0
+        try:
+            for record in dataset:
+                value = value * len(self.records) + where[record]
+        except (KeyError, TypeError):
+            raise KeyError(dataset) from None
+        index = value - self.start
+        if not 0 <= index < len(self):
+            raise KeyError(dataset)
+        return index
+
     def indices(self) -> np.ndarray:
         """Every dataset as the positions of its records in :attr:`records`: an ``int64`` array with
         one row of ``n`` positions per dataset (row ``i`` is dataset ``start + i``'s base-``z``
@@ -297,3 +317,68 @@ class OrderedDatasets(Sequence):
 
 
 _ITERATION_BLOCK = 1 << 14
+
+
+class MultisetDatasets(Sequence):
+    """The multisets of size ``n`` over ``records`` as sorted tuples, in the order of the multiset
+    table (:mod:`dpverify.finite.multisets`; that of ``itertools.combinations_with_replacement``),
+    computed on demand.
+
+    ``datasets[i]`` is multiset ``start + i`` as a tuple; a slice is another lazy range (cheap to
+    pickle). A vectorised ``distributions(datasets)`` can read :meth:`counts` instead of the tuples:
+    building a tuple per multiset, which the mechanism turned straight back into record codes, was
+    half the exchangeable path's evaluation at n = 14.
+    """
+
+    def __init__(self, records: Sequence[Hashable], n: int, start: int = 0, stop: int | None = None) -> None:
+        from dpverify.finite.multisets import table
+
+        self.records = tuple(records)
+        self.n = n
+        total = len(table(len(self.records), n))
+        self.start = start
+        self.stop = total if stop is None else min(stop, total)
+
+    def __len__(self) -> int:
+        return max(self.stop - self.start, 0)
+
+    def __reduce__(self) -> tuple:
+        return (MultisetDatasets, (self.records, self.n, self.start, self.stop))
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            first, last, step = index.indices(len(self))
+            if step != 1:
+                return [self[i] for i in range(first, last, step)]
+            return MultisetDatasets(self.records, self.n, self.start + first, self.start + max(last, first))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"dataset index {index} out of range")
+        from dpverify.finite.multisets import table
+
+        return table(len(self.records), self.n).records(self.start + index, self.records)
+
+    def counts(self) -> np.ndarray:
+        """Every multiset as its count vector: an ``int64`` array, one row per multiset, column
+        ``j`` the multiplicity of ``records[j]`` (read-only: the table's own rows)."""
+        from dpverify.finite.multisets import table
+
+        return table(len(self.records), self.n).counts[self.start : self.stop]
+
+    def positions(self) -> np.ndarray:
+        """Every multiset as the sorted positions of its records in :attr:`records`: an ``int64``
+        array, one row of ``n`` positions per multiset."""
+        counts = self.counts()
+        z = len(self.records)
+        return np.repeat(np.tile(np.arange(z, dtype=np.int64), len(counts)), counts.ravel()).reshape(len(counts), self.n)
+
+    def __iter__(self) -> Iterator[tuple]:
+        records = np.empty(len(self.records), dtype=object)
+        records[:] = self.records  # element-wise: records are often tuples themselves
+        if self.n == 0:
+            yield from [()] * len(self)
+            return
+        for first in range(0, len(self), _ITERATION_BLOCK):
+            positions = self[first : first + _ITERATION_BLOCK].positions()
+            yield from zip(*(records[positions[:, p]].tolist() for p in range(self.n)))

@@ -97,3 +97,48 @@ def test_multiset_pairs_stream_the_table_pairs_in_order(z, n):
         np.testing.assert_array_equal(got_left, left)
         np.testing.assert_array_equal(got_right, right)
     assert source.chunk(len(source), len(source) + 10)[0].size == 0
+
+
+# -- lazy multisets ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 4])
+def test_multiset_datasets_are_the_sorted_tuples_in_table_order(n):
+    import itertools
+    import pickle
+
+    from dpverify.finite.pair_sources import MultisetDatasets
+
+    records = ("a", (0, 1), 7)
+    datasets = MultisetDatasets(records, n)
+    expected = [tuple(records[i] for i in m) for m in itertools.combinations_with_replacement(range(3), n)]
+    assert list(datasets) == expected  # C(n + 2, 2) multisets: 1, 3, 6, 15
+    assert [datasets[i] for i in range(len(datasets))] == expected
+    assert list(datasets[1:4]) == expected[1:4] and list(pickle.loads(pickle.dumps(datasets[1:4]))) == expected[1:4]
+    counts = datasets.counts()
+    assert [tuple(r for r, c in zip(records, row) for _ in range(c)) for row in counts.tolist()] == expected
+
+
+def test_ordered_datasets_compute_their_positions():
+    from dpverify.finite.pair_sources import OrderedDatasets
+
+    datasets = OrderedDatasets(("x", "y", "z"), 3)
+    assert [datasets.position(d) for d in datasets] == list(range(27))
+    assert datasets[5:9].position(("x", "z", "y")) == 7 - 5  # x z y is 0*9 + 2*3 + 1 = 7
+    for missing in [("x", "y"), ("x", "y", "w"), ("x", "x", "x", "x")]:
+        with pytest.raises(KeyError):
+            datasets.position(missing)
+    with pytest.raises(KeyError):
+        datasets[5:9].position(("x", "x", "x"))  # index 0: outside the slice
+
+
+def test_the_threshold_learner_reads_multiset_counts_as_it_reads_tuples():
+    from dpverify.finite.pair_sources import MultisetDatasets
+    from dpverify.finite.records import labeled_records
+    from dpverify.mechanisms.exponential import threshold_learner
+
+    mechanism = threshold_learner(3, epsilon=1.0)
+    datasets = MultisetDatasets(labeled_records(3), 4)
+    outcomes, from_counts = mechanism.distributions(datasets)
+    same_outcomes, from_tuples = mechanism.distributions(list(datasets))
+    assert outcomes == same_outcomes and np.array_equal(from_counts, from_tuples)  # bit for bit

@@ -38,8 +38,11 @@ def needle(dataset):
 # -- exchangeability ------------------------------------------------------------------------------
 
 
-def test_a_lying_declaration_with_one_leaky_ordering_is_refuted_on_every_ordering():
-    # 30 records, n = 3: 27,000 orderings, proved or refuted well within the run's budget.
+def test_a_lying_declaration_with_one_leaky_ordering_is_refuted_on_every_ordering(monkeypatch):
+    # 30 records, n = 3: 27,000 orderings (above EXHAUSTIVE_SYMMETRY_LIMIT, so the proof runs while
+    # its measured rate fits the budget). The budget's floor is raised so that a loaded machine
+    # cannot turn the refutation into UNDECIDED: the test is about the refutation, not the timing.
+    monkeypatch.setattr(checker, "MIN_SYMMETRY_BUDGET", 600.0)
     # Black box: (7, 3, 5) against (6, 3, 5) on S = {y}: P = 1/2, Q = 1/10, ln(5) = 1.6094 > 0.5.
     # eps* = max(ln(0.9 / 0.5), ln(0.5 / 0.1)) = ln 5.
     mechanism = exchangeable(needle)
