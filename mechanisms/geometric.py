@@ -52,7 +52,8 @@ class RationalExp:
     __slots__ = ("fraction", "scale", "_float")
 
     def __init__(self, fraction: Any, scale: Fraction) -> None:
-        self.fraction, self.scale, self._float = fraction, scale, None
+        self.fraction, self.scale = fraction, scale
+        self._float: float | None = None
 
     def _expsum(self, poly: Any) -> ExpSum:
         return ExpSum({Fraction(-n, 1) / self.scale: Fraction(int(c.numerator), int(c.denominator))
@@ -114,9 +115,9 @@ class _Lattice:
         for m, piece in enumerate(self.pieces):
             low, high = ends[m], ends[m + 1]  # the piece is [low, high - 1]
             for r, c in piece.items():
-                if low is None and high is None:
-                    raise AssertionError("internal error: a sum over all of Z without breaks")
                 if low is None:
+                    if high is None:
+                        raise AssertionError("internal error: a sum over all of Z without breaks")
                     if r >= 0:
                         raise AssertionError("internal error: divergent sum at -inf")
                     result += c * A ** (r * (high - 1)) / (1 - A ** (-r))
