@@ -102,7 +102,7 @@ def relabel(
     C = concept_class.matrix
     size_t, size_w = len(T), len(W)
     err_w = concept_class.mistakes(W) / size_w if size_w else np.zeros(len(concept_class))
-    weights = {}
+    weights: dict[tuple[tuple[int, int], ...], float] = {}
     for h in H:
         if score == "agnostic":
             dis = np.array([sum(C[h, x] != C[f, x] for x in points) for f in range(len(concept_class))]) / size_t
