@@ -168,6 +168,9 @@ class GeometricNoisyMax:
     epsilon: Any
     scale_factor: Any = 2
     name: str = field(default="report_noisy_max_geometric", compare=False)
+    # set in __post_init__: the noise, and fractions' cache (dataset -> probabilities)
+    _noise: Geometric = field(init=False, repr=False, compare=False)
+    _cache: dict[tuple, dict[int, Any]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         eps = as_fraction("epsilon", self.epsilon)
@@ -183,11 +186,11 @@ class GeometricNoisyMax:
 
     @property
     def noise(self) -> Geometric:
-        return self._noise  # type: ignore[attr-defined]
+        return self._noise
 
     def fractions(self, dataset: tuple) -> dict[int, Any]:
         """Every index's probability as a rational function of ``a`` (they sum to 1, checked)."""
-        cache = self._cache  # type: ignore[attr-defined]
+        cache = self._cache
         key = tuple(dataset)
         if key not in cache:
             values = []
