@@ -106,7 +106,7 @@ def _is_zero(value: Any) -> bool:
     return value == 0
 
 
-def _check_total(probabilities: Mapping[Hashable, Any]) -> None:
+def _check_total(probabilities: Mapping[Any, Any]) -> None:
     values = list(probabilities.values())
     if not values:
         raise InvalidArgument("a distribution needs at least one outcome with positive probability.")
