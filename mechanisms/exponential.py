@@ -22,7 +22,7 @@ dropped: ``P ∝ exp(-epsilon * q / Delta)``), which the checker must catch.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ import sympy
 from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import mutant
+from dpverify.finite.pair_sources import MultisetDatasets, OrderedDatasets
 from dpverify.finite.records import Dataset, thresholds
 from dpverify.validation import check_callable, check_epsilon, check_number, check_positive, check_type, exact_number
 
@@ -214,7 +215,7 @@ class ThresholdLearner:
         self.__name__ = f"threshold_learner_{getattr(selector, '__name__', 'selector')}"
         # one row per record (x, y): which thresholds mislabel it
         records = [(x, y) for x in range(domain_size) for y in (0, 1)]
-        self._record_index = {record: i for i, record in enumerate(records)}
+        self._record_index: dict[Hashable, int] = {record: i for i, record in enumerate(records)}
         self._record_mistakes = np.array(
             [[int(self.concepts.label(u, x) != y) for u in range(len(self.concepts))] for x, y in records], dtype=np.int64
         )
@@ -224,7 +225,7 @@ class ThresholdLearner:
         return self.selector(scores, epsilon=self.epsilon, sensitivity=1, exact=self.exact)
 
     @property
-    def distributions(self) -> Callable[[list], tuple[list, np.ndarray]] | None:
+    def distributions(self) -> Callable[[Sequence[tuple]], tuple[list, np.ndarray]] | None:
         """``datasets -> (threshold indices, float64 rows)`` (None in exact mode: the checker then
         calls the mechanism per dataset). The ``divisor`` is 2 for :func:`exponential_mechanism`
         and 1 for its mutant."""
@@ -232,14 +233,15 @@ class ThresholdLearner:
             return None
         return self._rows
 
-    def _rows(self, datasets: list) -> tuple[list, np.ndarray]:
+    def _rows(self, datasets: Sequence[tuple]) -> tuple[list, np.ndarray]:
         divisor = 2 if self.selector is exponential_mechanism else 1
         index = self._record_index
-        if hasattr(datasets, "counts"):  # multisets as count vectors: mistakes weighted by multiplicity
+        scores: np.ndarray
+        if isinstance(datasets, MultisetDatasets):  # count vectors: mistakes weighted by multiplicity
             own = np.array([index[record] for record in datasets.records], dtype=np.int64)
             scores = datasets.counts() @ self._record_mistakes[own]  # integers: exact
         else:
-            if hasattr(datasets, "indices"):  # ordered datasets: positions in their record universe, no tuples
+            if isinstance(datasets, OrderedDatasets):  # positions in their record universe, no tuples
                 codes = np.array([index[record] for record in datasets.records], dtype=np.int64)[datasets.indices()]
             else:
                 codes = np.array([[index[record] for record in dataset] for dataset in datasets], dtype=np.int64)

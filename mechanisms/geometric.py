@@ -52,7 +52,8 @@ class RationalExp:
     __slots__ = ("fraction", "scale", "_float")
 
     def __init__(self, fraction: Any, scale: Fraction) -> None:
-        self.fraction, self.scale, self._float = fraction, scale, None
+        self.fraction, self.scale = fraction, scale
+        self._float: float | None = None
 
     def _expsum(self, poly: Any) -> ExpSum:
         return ExpSum({Fraction(-n, 1) / self.scale: Fraction(int(c.numerator), int(c.denominator))
@@ -114,9 +115,9 @@ class _Lattice:
         for m, piece in enumerate(self.pieces):
             low, high = ends[m], ends[m + 1]  # the piece is [low, high - 1]
             for r, c in piece.items():
-                if low is None and high is None:
-                    raise AssertionError("internal error: a sum over all of Z without breaks")
                 if low is None:
+                    if high is None:
+                        raise AssertionError("internal error: a sum over all of Z without breaks")
                     if r >= 0:
                         raise AssertionError("internal error: divergent sum at -inf")
                     result += c * A ** (r * (high - 1)) / (1 - A ** (-r))
@@ -167,6 +168,9 @@ class GeometricNoisyMax:
     epsilon: Any
     scale_factor: Any = 2
     name: str = field(default="report_noisy_max_geometric", compare=False)
+    # set in __post_init__: the noise, and fractions' cache (dataset -> probabilities)
+    _noise: Geometric = field(init=False, repr=False, compare=False)
+    _cache: dict[tuple, dict[int, Any]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         eps = as_fraction("epsilon", self.epsilon)
@@ -182,11 +186,11 @@ class GeometricNoisyMax:
 
     @property
     def noise(self) -> Geometric:
-        return self._noise  # type: ignore[attr-defined]
+        return self._noise
 
     def fractions(self, dataset: tuple) -> dict[int, Any]:
         """Every index's probability as a rational function of ``a`` (they sum to 1, checked)."""
-        cache = self._cache  # type: ignore[attr-defined]
+        cache = self._cache
         key = tuple(dataset)
         if key not in cache:
             values = []

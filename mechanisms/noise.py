@@ -221,15 +221,18 @@ def max_cdf(values: Sequence[Any], noise: Noise) -> PiecewiseExp:
 
 def max_density(values: Sequence[Any], noise: Noise) -> PiecewiseExp:
     """Density of ``max_i (q_i + N_i)``: ``sum_i f(x - q_i) prod_{j != i} F(x - q_j)``."""
-    q = _values(values)
+    q = _values(values)  # not empty
     cdf, density = noise.cdf(), noise.density()
-    total = None
+    terms = []
     for i, own in enumerate(q):
         term = density.shift(-own)
         for j, v in enumerate(q):
             if j != i:
                 term = term * cdf.shift(-v)
-        total = term if total is None else total + term
+        terms.append(term)
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
     return total
 
 

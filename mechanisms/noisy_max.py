@@ -74,6 +74,7 @@ class ReportNoisyMax(NoiseProgram):
     noise: str = "laplace"
     scale_factor: Any = 2
     name: str = field(default="", compare=False)
+    _noise: Noise = field(init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
         _set_noise(self, "report_noisy_max")
@@ -94,6 +95,7 @@ class NoisyMaxValue:
     noise: str = "laplace"
     scale_factor: Any = 2
     name: str = field(default="", compare=False)
+    _noise: Noise = field(init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
         _set_noise(self, "noisy_max_value")
@@ -138,6 +140,7 @@ class NoisyHistogram:
     epsilon: Any
     wrong_scale: bool = False
     name: str = field(default="", compare=False)
+    _noise: Laplace = field(init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
         eps = _epsilon(self.epsilon)

@@ -62,7 +62,8 @@ class _Level(Fraction):
 
     __slots__ = ("_cached_hash",)
 
-    def __hash__(self) -> int:
+    # typeshed declares numbers.Complex.__hash__ as None; its Fraction overrides it the same way
+    def __hash__(self) -> int:  # type: ignore[override]
         try:
             return self._cached_hash
         except AttributeError:

@@ -61,7 +61,7 @@ SCORES = ("agnostic", "bns", "full_sample", "full_sample_w")
 BNS_PRIVACY = 1.0
 
 
-def subsample_size(epsilon: float, n: int) -> int:
+def subsample_size(epsilon: float | Fraction, n: int) -> int:
     """``k = ceil(epsilon * n)`` (Alg. 2, line 1).
 
     A float epsilon is read by the one policy of :func:`dpverify.validation.exact_number` (the
@@ -83,7 +83,7 @@ def _check_score(score: str) -> None:
 
 def relabel(
     concept_class: ConceptClass,
-    epsilon: float,
+    epsilon: float | Fraction,
     T: Sequence[tuple[int, int]],
     W: Sequence[tuple[int, int]],
     *,
@@ -102,7 +102,7 @@ def relabel(
     C = concept_class.matrix
     size_t, size_w = len(T), len(W)
     err_w = concept_class.mistakes(W) / size_w if size_w else np.zeros(len(concept_class))
-    weights = {}
+    weights: dict[tuple[tuple[int, int], ...], float] = {}
     for h in H:
         if score == "agnostic":
             dis = np.array([sum(C[h, x] != C[f, x] for x in points) for f in range(len(concept_class))]) / size_t
@@ -120,7 +120,7 @@ def relabel(
 
 def agnostic_reference(
     concept_class: ConceptClass,
-    epsilon: float,
+    epsilon: float | Fraction,
     S: Sequence[tuple[int, int]],
     learner,
     *,
@@ -146,7 +146,7 @@ def agnostic_reference(
 
 def auxiliary(
     concept_class: ConceptClass,
-    epsilon: float,
+    epsilon: float | Fraction,
     U: Sequence[tuple[int, int]],
     V: Sequence[tuple[int, int]],
     W: Sequence[tuple[int, int]],
@@ -228,7 +228,7 @@ class RelabelTables:
 
 def relabel_tables(
     concept_class: ConceptClass,
-    epsilon: float,
+    epsilon: float | Fraction,
     n: int,
     k: int,
     learner,
@@ -242,7 +242,7 @@ def relabel_tables(
 
 
 def start_relabel_tables(
-    concept_class: ConceptClass, epsilon: float, n: int, k: int, learner, runner: Any, *, score: str = "agnostic",
+    concept_class: ConceptClass, epsilon: float | Fraction, n: int, k: int, learner, runner: Any, *, score: str = "agnostic",
     logs: bool = False,
 ) -> tuple[Any, Callable[[], RelabelTables]]:
     """:func:`relabel_tables` with the distinct outputs computed on ``runner`` (a
@@ -321,7 +321,7 @@ class _Layout:
     of_w: np.ndarray  # w row -> its distinct row
 
     @staticmethod
-    def make(concept_class: ConceptClass, epsilon: float, n: int, k: int, learner, score: str) -> _Layout:
+    def make(concept_class: ConceptClass, epsilon: float | Fraction, n: int, k: int, learner, score: str) -> _Layout:
         _check_score(score)
         universe = labeled_records(concept_class.domain_size)
         t_table, w_table = table(len(universe), k), table(len(universe), n - k)

@@ -75,8 +75,8 @@ def _answer(i: int, value: Any) -> Fraction | int:
     return int(number) if number.denominator == 1 else number
 
 
-def _key(answers: list[tuple[Fraction, bool]]) -> tuple:
-    counts: dict[tuple[Fraction, bool], int] = {}
+def _key(answers: list[tuple[Fraction | int, bool]]) -> tuple:
+    counts: dict[tuple[Fraction | int, bool], int] = {}
     for item in answers:
         counts[item] = counts.get(item, 0) + 1
     return tuple(sorted((q, top, n) for (q, top), n in counts.items()))
@@ -102,6 +102,9 @@ class SparseVector(NoiseProgram):
     c: int = 1
     T: Any = 1
     name: str = field(default="", compare=False)
+    # epsilon and T as exact numbers, set in __post_init__
+    _eps: Fraction = field(init=False, repr=False, compare=False)
+    _T: Fraction = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -163,7 +166,7 @@ class SparseVector(NoiseProgram):
         extend("", 0)
         return out
 
-    def sequence_probability(self, q: tuple[Fraction, ...], sequence: str) -> ExpSum:
+    def sequence_probability(self, q: tuple[Fraction | int, ...], sequence: str) -> ExpSum:
         """The exact probability of one answer string on answers ``q``."""
         threshold, query, T = self.threshold_noise(), self.query_noise(), self._T
         answers = [(q[i], a == TOP) for i, a in enumerate(sequence)]

@@ -14,6 +14,7 @@ basic composition also covers (a stronger check). The proofs discard extra sampl
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -120,7 +121,7 @@ class UserLevelLearner(TwoNumberModes):
         n = len(users)
         estimates = self.min_error.from_minima(self.min_error.minima(users), n, exact=exact)
         by_level: dict[int, Distribution] = {}
-        parts = []
+        parts: list[tuple[Any, Mapping[Any, Any]]] = []
         for eta_hat, p in estimates.items():
             t = self.level_for(eta_hat)
             if t not in by_level:

@@ -33,7 +33,7 @@ __all__ = [
     "MIN_SYMMETRY_BUDGET",
 ]
 
-Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
+Mechanism = Callable[[tuple], Mapping[Any, Any]]
 
 
 def exchangeable(mechanism: Mechanism) -> Mechanism:

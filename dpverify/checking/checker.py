@@ -82,7 +82,9 @@ _CHUNK = 65_536
 DETERMINISM_SAMPLE = 64
 #: The sweep's cost per pair used to price a run (measured: 0.1-0.3 us per pair, benchmarks/).
 _SECONDS_PER_PAIR = 2e-7
-Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
+# Outcomes of any hashable type: Mapping is invariant in its key, so Mapping[Hashable, Any] would
+# refuse a function annotated to return dict[int, Fraction].
+Mechanism = Callable[[tuple], Mapping[Any, Any]]
 
 
 @dataclass

@@ -36,7 +36,7 @@ from dpverify.verdict.engine import Verdict
 
 __all__ = ["PublicSamples", "PublicDataResult", "PublicWitness", "all_public_samples", "verify_with_public_data"]
 
-PublicMechanism = Callable[[tuple, tuple], Mapping[Hashable, Any]]
+PublicMechanism = Callable[[tuple, tuple], Mapping[Any, Any]]
 
 
 @dataclass(frozen=True)

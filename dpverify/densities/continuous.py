@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -56,8 +56,10 @@ iv = mpmath.iv
 class MixedOutput:
     """Atoms ``{outcome: ExpSum}`` plus densities ``{label: PiecewiseExp}`` on the line."""
 
-    atoms: Mapping[Hashable, ExpSum]
-    densities: Mapping[Hashable, PiecewiseExp]
+    # Keys are any hashable outcomes and labels: ``Mapping`` is invariant in its key type, so
+    # ``Mapping[Hashable, ...]`` would refuse a ``dict[str, ExpSum]``.
+    atoms: Mapping[Any, ExpSum]
+    densities: Mapping[Any, PiecewiseExp]
 
     def total(self) -> ExpSum:
         return ExpSum.total([*self.atoms.values(), *(d.integral() for d in self.densities.values())])

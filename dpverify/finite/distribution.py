@@ -106,7 +106,7 @@ def _is_zero(value: Any) -> bool:
     return value == 0
 
 
-def _check_total(probabilities: Mapping[Hashable, Any]) -> None:
+def _check_total(probabilities: Mapping[Any, Any]) -> None:
     values = list(probabilities.values())
     if not values:
         raise InvalidArgument("a distribution needs at least one outcome with positive probability.")
@@ -151,9 +151,12 @@ class Distribution(Mapping):
             :data:`FLOAT_SUM_TOLERANCE` for floats).
     """
 
+    # Outcomes are typed ``Any`` where a caller passes them in (a mapping's key, a kernel's
+    # argument): the class is not generic, and ``Mapping`` is invariant in its key type, so
+    # ``Mapping[Hashable, Any]`` would refuse a ``dict[int, Fraction]``. Hashability is checked here.
     __slots__ = ("_probabilities", "_hash")
 
-    def __init__(self, probabilities: Mapping[Hashable, Any] | Iterable[tuple[Hashable, Any]]):
+    def __init__(self, probabilities: Mapping[Any, Any] | Iterable[tuple[Hashable, Any]]):
         items = probabilities.items() if isinstance(probabilities, Mapping) else probabilities
         cleaned: dict[Hashable, Any] = {}
         for outcome, value in items:
@@ -195,7 +198,7 @@ class Distribution(Mapping):
         return cls(result)
 
     @classmethod
-    def from_weights(cls, weights: Mapping[Hashable, Any]) -> Distribution:
+    def from_weights(cls, weights: Mapping[Any, Any]) -> Distribution:
         """Normalise non-negative ``weights`` into a distribution (exact for exact weights)."""
         for outcome, value in weights.items():
             _check_probability(outcome, value)
@@ -217,7 +220,7 @@ class Distribution(Mapping):
         return cls({o: v / total for o, v in weights.items()})
 
     @staticmethod
-    def mixture(components: Iterable[tuple[Any, Mapping[Hashable, Any]]]) -> Distribution:
+    def mixture(components: Iterable[tuple[Any, Mapping[Any, Any]]]) -> Distribution:
         """The mixture ``sum_i w_i * D_i`` of ``(weight, distribution)`` pairs; weights sum to 1.
         A component may be any mapping outcome -> probability (the result is checked as a whole)."""
         result: dict[Hashable, Any] = {}
@@ -237,7 +240,7 @@ class Distribution(Mapping):
     def __contains__(self, outcome: object) -> bool:
         return outcome in self._probabilities
 
-    def __iter__(self) -> Iterator[Hashable]:
+    def __iter__(self) -> Iterator[Any]:
         return iter(self._probabilities)
 
     def __len__(self) -> int:
@@ -269,7 +272,7 @@ class Distribution(Mapping):
         """True when every probability is an exact number (int, Fraction or sympy)."""
         return all(is_exact_number(v) for v in self._probabilities.values())
 
-    def probability(self, event: Iterable[Hashable] | Callable[[Hashable], bool]) -> Any:
+    def probability(self, event: Iterable[Hashable] | Callable[[Any], bool]) -> Any:
         """P(event) for an outcome set or a predicate on outcomes."""
         if callable(event):
             chosen = [p for o, p in self._probabilities.items() if event(o)]
@@ -277,7 +280,7 @@ class Distribution(Mapping):
             chosen = [self._probabilities[o] for o in set(event) if o in self._probabilities]
         return sum(chosen[1:], chosen[0]) if chosen else 0
 
-    def map(self, function: Callable[[Hashable], Hashable]) -> Distribution:
+    def map(self, function: Callable[[Any], Hashable]) -> Distribution:
         """The push-forward of the distribution through ``function`` (merging equal images)."""
         result: dict[Hashable, Any] = {}
         for outcome, p in self._probabilities.items():
@@ -285,7 +288,7 @@ class Distribution(Mapping):
             result[image] = result[image] + p if image in result else p
         return Distribution(result)
 
-    def bind(self, kernel: Callable[[Hashable], Distribution]) -> Distribution:
+    def bind(self, kernel: Callable[[Any], Distribution]) -> Distribution:
         """Compose with a Markov kernel: outcome o is followed by a draw from ``kernel(o)``."""
         return Distribution.mixture((p, kernel(o)) for o, p in self._probabilities.items())
 

@@ -22,7 +22,7 @@ Mutants — deliberately broken variants an audit must catch — are declared be
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 __all__ = ["Mechanism", "ExactMechanism", "Learner", "TwoNumberModes", "mutant", "parent_of", "is_mutant"]
@@ -39,14 +39,14 @@ class Mechanism(Protocol):
     outcomes are any hashable values. Returning a :class:`dpverify.Distribution` validates that.
     """
 
-    def __call__(self, dataset: Dataset, /) -> Mapping[Hashable, Any]: ...
+    def __call__(self, dataset: Dataset, /) -> Mapping[Any, Any]: ...
 
 
 @runtime_checkable
 class ExactMechanism(Mechanism, Protocol):
     """A mechanism that can also give its distribution in exact numbers (used to certify)."""
 
-    def exact_distribution(self, dataset: Dataset, /) -> Mapping[Hashable, Any]: ...
+    def exact_distribution(self, dataset: Dataset, /) -> Mapping[Any, Any]: ...
 
 
 @runtime_checkable
@@ -75,14 +75,14 @@ class TwoNumberModes:
 
     exact: bool = False
 
-    def __call__(self, dataset: Dataset) -> Mapping[Hashable, Any]:
+    def __call__(self, dataset: Dataset) -> Mapping[Any, Any]:
         return self._distribution(dataset, exact=self.exact)
 
-    def exact_distribution(self, dataset: Dataset) -> Mapping[Hashable, Any]:
+    def exact_distribution(self, dataset: Dataset) -> Mapping[Any, Any]:
         """The output distribution in exact numbers, whatever the number mode."""
         return self._distribution(dataset, exact=True)
 
-    def _distribution(self, dataset: Dataset, *, exact: bool) -> Mapping[Hashable, Any]:
+    def _distribution(self, dataset: Dataset, *, exact: bool) -> Mapping[Any, Any]:
         raise NotImplementedError
 
 

@@ -185,8 +185,8 @@ class PairCertificate:
 
 
 def certify_pair(
-    p: Mapping[Hashable, Any],
-    q: Mapping[Hashable, Any],
+    p: Mapping[Any, Any],
+    q: Mapping[Any, Any],
     epsilon: Any,
     delta: Any,
     *,
@@ -250,7 +250,7 @@ def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_err
         mpmath.iv.prec = old_precision
 
 
-def _certify_exact(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any], epsilon: Any, delta: Any) -> PairCertificate:
+def _certify_exact(p: Mapping[Any, Any], q: Mapping[Any, Any], epsilon: Any, delta: Any) -> PairCertificate:
     import mpmath
 
     epsilon = effective_claim(epsilon)

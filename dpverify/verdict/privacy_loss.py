@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-def _floats(p: Mapping[Hashable, Any], q: Mapping[Hashable, Any]) -> tuple[list, np.ndarray, np.ndarray]:
+def _floats(p: Mapping[Any, Any], q: Mapping[Any, Any]) -> tuple[list, np.ndarray, np.ndarray]:
     outcomes = list(dict.fromkeys([*p.keys(), *q.keys()]))
     pv = np.array([float(p.get(o, 0)) for o in outcomes])
     qv = np.array([float(q.get(o, 0)) for o in outcomes])

@@ -21,6 +21,7 @@ import functools
 import math
 from fractions import Fraction
 from functools import partial
+from typing import TypedDict
 
 import numpy as np
 
@@ -206,12 +207,24 @@ def measure_appendix_c_flipped(
 # -- the audit rows -------------------------------------------------------------------------------------
 
 
+class _AppendixCInstance(TypedDict, total=False):
+    """Keyword arguments of :func:`measure_appendix_c` (and the flipped one) that the C12 rows set."""
+
+    concept: str
+    domain_size: int
+    n: int
+    n_prime: int
+    eta: Fraction
+    epsilon: Fraction
+    alpha: Fraction
+
+
 def cases() -> list[AuditCase]:
     """Claim C12 on its default instance, the flipped variant and the mutants."""
-    c12 = {"concept": "thresholds", "domain_size": 3, "n": 12, "n_prime": 3, "eta": Fraction(1, 3),
+    c12: _AppendixCInstance = {"concept": "thresholds", "domain_size": 3, "n": 12, "n_prime": 3, "eta": Fraction(1, 3),
            "epsilon": Fraction(1, 4), "alpha": Fraction(1, 4)}
-    c12_tiny_alpha = {**c12, "alpha": Fraction(1, 10000)}
-    c12_caught = {**c12, "eta": Fraction(1, 2), "alpha": Fraction(1, 10**6)}
+    c12_tiny_alpha: _AppendixCInstance = {**c12, "alpha": Fraction(1, 10000)}
+    c12_caught: _AppendixCInstance = {**c12, "eta": Fraction(1, 2), "alpha": Fraction(1, 10**6)}
     violated = Expect.VIOLATED
     return [
         AuditCase("C12", "appendix_c", shown(c12), partial(measure_appendix_c, **c12),

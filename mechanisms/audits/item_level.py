@@ -107,6 +107,7 @@ def measure_item_level(
     _check_count("n", n)
     C = concept_class(concept, domain_size)
     family = hypothesis_family(H, domain_size, mixture=mixture)
+    learner: ItemLevelLearner
     if variant == "mutant_item_level_family_from_data":
         learner = MutantFamilyFromData(C, family, epsilon=epsilon)
     else:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking.checker import verify
+from dpverify.checking.checker import exchangeable, verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.multisets import MultisetTable
 from dpverify.finite.multisets import table as multiset_table
@@ -56,7 +56,7 @@ __all__ = [
 LN_4E2 = math.log(4 * math.e**2)  # 2 + 2 ln 2
 
 
-def lemma15_constants(epsilon: float, n: int, delta: float, k: int | None = None) -> tuple[float, float]:
+def lemma15_constants(epsilon: float | Fraction, n: int, delta: float, k: int | None = None) -> tuple[float, float]:
     """Lemma 15's explicit (eps', delta') = (ln(e^eps + 4e^2 k/(n-k)), 4 e delta k / n)."""
     k = subsample_size(epsilon, n) if k is None else k
     if k >= n:  # no W: the bound is vacuous (only reachable outside Lemma 15's preconditions)
@@ -64,7 +64,7 @@ def lemma15_constants(epsilon: float, n: int, delta: float, k: int | None = None
     return math.log(math.exp(epsilon) + 4 * math.e**2 * k / (n - k)), 4 * math.e * delta * k / n
 
 
-def check_lemma15_preconditions(epsilon: float, n: int) -> None:
+def check_lemma15_preconditions(epsilon: float | Fraction, n: int) -> None:
     """Raise InvalidArgument naming the failed precondition of Lemma 15 (eps <= 1/3, eps n >= 1)."""
     if exact_parameter(epsilon) * n < 1:
         raise InvalidArgument(
@@ -206,7 +206,7 @@ def measure_auxiliary(
     size_t: int | None = None,
     size_u: int = 1,
     size_w: int = 4,
-    epsilon: float = 1 / 3,
+    epsilon: float | Fraction = 1 / 3,
     learner: str = "exponential",
     learner_delta: float = 0.0,
     outside_preconditions: bool = False,
@@ -281,10 +281,10 @@ def measure_with_replacement(
     claimed_epsilon = 6 * epsilon * m / n
     claimed_delta = math.exp(claimed_epsilon) * (4 * m / n) * inner.delta
 
+    @exchangeable
     def base(dataset):
         return inner(dataset)
 
-    base.exchangeable = True
     mechanism = subsampled_with_replacement(base, m, grouped=True)
     # the audit accepts the package mechanisms' exchangeability where the run cannot prove it on
     # every ordering (the row then says "holds, assuming ..., tested on ..."); seed fixed: runs repeat
@@ -317,7 +317,7 @@ def measure_prediction(
 
 
 def measure_agnostic_prediction(
-    *, concept: str = "thresholds", domain_size: int = 2, n: int = 27, epsilon: float = 1 / 3,
+    *, concept: str = "thresholds", domain_size: int = 2, n: int = 27, epsilon: float | Fraction = 1 / 3,
     outside_preconditions: bool = False,
 ) -> Measurement:
     """C7 (Thm. 20): A_Agnostic with C6 at privacy 1 (one record per part, r = k) as the inner

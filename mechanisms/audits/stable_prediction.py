@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from fractions import Fraction
+from typing import TypedDict
 
 import numpy as np
 
@@ -274,23 +276,54 @@ def measure_subsampled_prediction(
 # -- the audit rows -------------------------------------------------------------------------------------
 
 
-def shown(parameters: dict, **extra: object) -> dict:
+def shown(parameters: Mapping[str, object], **extra: object) -> dict:
     """A row's parameters as reported: ``concept`` as ``concept_class``, fractions as ``"1/3"``."""
     out = {("concept_class" if k == "concept" else k): (str(Fraction(v)) if isinstance(v, Fraction) else v)
            for k, v in parameters.items()}
     return {**out, **extra}
 
 
+class _StabilityInstance(TypedDict, total=False):
+    """Keyword arguments of :func:`measure_stability` that the C9 rows set."""
+
+    concept: str
+    domain_size: int
+    n: int
+    gamma: Fraction
+    variant: str
+
+
+class _FlipInstance(TypedDict, total=False):
+    """Keyword arguments of :func:`measure_flip_prediction` that the C10 rows set."""
+
+    concept: str
+    domain_size: int
+    n: int
+    epsilon: Fraction
+    alpha: Fraction
+    stable: str
+
+
+class _SubsampledInstance(TypedDict, total=False):
+    """Keyword arguments of :func:`measure_subsampled_prediction` that the C11 rows set."""
+
+    concept: str
+    domain_size: int
+    n: int
+    eta: Fraction
+    epsilon: Fraction
+
+
 def cases() -> list[AuditCase]:
     """Claims C9-C11 of Dagan–Feldman 2020 on their default instances, with mutants."""
-    c9 = {"concept": "thresholds", "domain_size": 3, "n": 20, "gamma": Fraction(1, 10)}
-    c9_outline = {**c9, "gamma": Fraction(1, 5), "variant": "outline"}
-    c10 = {"concept": "thresholds", "domain_size": 3, "n": 20, "epsilon": Fraction(4, 5), "alpha": Fraction(1, 4)}
-    c10_lemma13 = {**c10, "domain_size": 2, "n": 30, "stable": "lemma13"}
-    c11 = {"concept": "thresholds", "domain_size": 3, "n": 8, "eta": Fraction(1, 4), "epsilon": Fraction(1, 2)}
+    c9: _StabilityInstance = {"concept": "thresholds", "domain_size": 3, "n": 20, "gamma": Fraction(1, 10)}
+    c9_outline: _StabilityInstance = {**c9, "gamma": Fraction(1, 5), "variant": "outline"}
+    c10: _FlipInstance = {"concept": "thresholds", "domain_size": 3, "n": 20, "epsilon": Fraction(4, 5), "alpha": Fraction(1, 4)}
+    c10_lemma13: _FlipInstance = {**c10, "domain_size": 2, "n": 30, "stable": "lemma13"}
+    c11: _SubsampledInstance = {"concept": "thresholds", "domain_size": 3, "n": 8, "eta": Fraction(1, 4), "epsilon": Fraction(1, 2)}
 
     stability, flip, subsampled = measure_stability, measure_flip_prediction, measure_subsampled_prediction
-    c9_intervals = {**c9, "concept": "intervals", "n": 12, "gamma": Fraction(1, 6)}
+    c9_intervals: _StabilityInstance = {**c9, "concept": "intervals", "n": 12, "gamma": Fraction(1, 6)}
     violated = Expect.VIOLATED
     return [
         AuditCase("C9", "a_sta", shown(c9), functools.partial(stability, **c9),
