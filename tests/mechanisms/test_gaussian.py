@@ -388,3 +388,11 @@ def test_misuse_is_refused():
         verify_gaussian(mechanism, epsilon=1)
     with pytest.raises(InvalidArgument, match="not a neighbour pair"):
         verify_gaussian(mechanism, epsilon=1, pairs=[((0, 0), (1, 1))], neighbors="substitute")
+
+
+def test_report_noisy_max_refuses_gaussian_noise_rather_than_guess():
+    from dpverify.mechanisms.noisy_max import NoisyMaxValue, ReportNoisyMax
+
+    for build in (ReportNoisyMax, NoisyMaxValue):
+        with pytest.raises(InvalidArgument, match="no uncertified quadrature in a verdict"):
+            build(Fraction(1, 2), "gaussian")
