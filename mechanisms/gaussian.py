@@ -71,7 +71,7 @@ import numpy as np
 from dpverify.checking.input_pairs import InputPairs
 from dpverify.densities.piecewise import as_fraction
 from dpverify.errors import InvalidArgument
-from dpverify.finite.neighbors import relation
+from dpverify.finite.neighbors import check_enumeration_size, relation
 from dpverify.validation import check_delta, check_epsilon, claim_number
 from dpverify.verdict.engine import RowPairs, Verdict, decide
 from dpverify.verdict.results import PairsResult
@@ -495,7 +495,7 @@ def _distance_squared(first: tuple, second: tuple) -> Fraction:
     return sum(((a - b) ** 2 for a, b in zip(first, second)), Fraction(0))
 
 
-def _input_pairs(pairs: Any, records: Any, n: Any, neighbors: Any) -> InputPairs:
+def _input_pairs(pairs: Any, records: Any, n: Any, neighbors: Any, max_pairs: int) -> InputPairs:
     if pairs is not None:
         if records is not None or n is not None:
             raise InvalidArgument("give either pairs= or records= and n= (every neighbouring pair), not both.")
@@ -513,6 +513,7 @@ def _input_pairs(pairs: Any, records: Any, n: Any, neighbors: Any) -> InputPairs
         raise InvalidArgument("give the inputs as pairs=[(D, D'), ...] (or an InputPairs), or as records= and n= "
                               "with neighbors= (default 'substitute') to check every neighbouring pair.")
     rel = relation("substitute" if neighbors is None else neighbors)
+    check_enumeration_size(rel, len(list(records)), n, exchangeable=False, max_pairs=max_pairs)
     enumerated = rel.pairs(list(records), n, exchangeable=False)
     datasets = list(enumerated.datasets)
     return InputPairs(f"{rel.name}, {len(list(records))} records, n={n}", datasets, enumerated.left,
@@ -528,6 +529,7 @@ def verify_gaussian(
     records: Any = None,
     n: int | None = None,
     neighbors: Any = None,
+    max_pairs: int = 1_000_000,
 ) -> PairsResult:
     """Decide ``(epsilon, delta)``-DP of a :class:`GaussianMechanism` (module docstring).
 
@@ -539,6 +541,7 @@ def verify_gaussian(
         records, n, neighbors: every neighbouring pair of datasets of ``n`` records (``neighbors``:
             a relation name or :class:`~dpverify.finite.neighbors.NeighborRelation`, default
             ``"substitute"``), as :func:`dpverify.verify` enumerates them.
+        max_pairs: refuse an enumeration of more pairs (each pair's distance is computed exactly).
 
     Returns:
         A :class:`~dpverify.verdict.results.PairsResult`: the engine's verdict on the post-processings
@@ -552,7 +555,7 @@ def verify_gaussian(
     check_epsilon(epsilon)
     check_delta(delta)
     started = time.perf_counter()
-    inputs = _input_pairs(pairs, records, n, neighbors)
+    inputs = _input_pairs(pairs, records, n, neighbors, max_pairs)
     answers = [mechanism.answer(d) for d in inputs.datasets]
     groups: dict[Fraction, list[int]] = {}  # Delta^2 -> [representative pair index, pair count]
     for index, (i, j) in enumerate(zip(inputs.left.tolist(), inputs.right.tolist())):
@@ -592,8 +595,12 @@ def verify_gaussian(
     if witness is not None and all(isinstance(o, HalfSpace) for o in witness.output_set):
         # The engine certified the witness on intervals; report P(S) and Q(S) as the exact values
         # those intervals enclose (sympy erfc expressions), as verify_pairs does for noise programs.
-        exact = [o.probabilities() for o in witness.output_set]
-        witness = replace(witness, p=sum(p for p, _ in exact), q=sum(q for _, q in exact))
+        exact = [o.probabilities() for o in witness.output_set]  # (under M(D), under M(D')) of each row pair
+        p_mass, q_mass = sum(p for p, _ in exact), sum(q for _, q in exact)
+        assert decision.witness_rows is not None
+        if decision.witness_rows[0] % 2:  # the reverse direction: the witness's dataset is D' (odd rows)
+            p_mass, q_mass = q_mass, p_mass
+        witness = replace(witness, p=p_mass, q=q_mass)
     infinite = bool(decided)
     return PairsResult(
         holds=decision.holds,

@@ -311,12 +311,13 @@ def test_classical_calibration_holds_with_slack():
 
 def _recheck_witness(witness, sigma, epsilon, delta):
     """P(S) - e^eps Q(S) > delta for the witness, rechecked independently: the exact sympy values at 50
-    digits, and the half-space's probabilities recomputed from f(D), f(D') with mpmath's ncdf."""
+    digits, and P(S), Q(S) recomputed with mpmath's ncdf from the half-space's geometry and the
+    witness's own datasets (under M(D), z = <y - f(D'), u> is normal with mean <f(D) - f(D'), u>)."""
     assert witness is not None and not witness.within_rounding
     assert relation("substitute").is_neighbor(witness.dataset, witness.neighbor, exchangeable=False)
     (halfspace,) = witness.output_set
-    assert isinstance(halfspace, HalfSpace) and not halfspace.complement
-    assert halfspace.toward == histogram(witness.dataset) and halfspace.away == histogram(witness.neighbor)
+    assert isinstance(halfspace, HalfSpace)
+    assert {halfspace.toward, halfspace.away} == {histogram(witness.dataset), histogram(witness.neighbor)}
     p, q = (sympy.N(v, 50) for v in (witness.p, witness.q))
     assert p - sympy.exp(sympy.Rational(epsilon.numerator, epsilon.denominator)) * q > sympy.Rational(
         delta.numerator, delta.denominator)
@@ -325,11 +326,19 @@ def _recheck_witness(witness, sigma, epsilon, delta):
         distance = mpmath.sqrt(mpmath.mpf(squared.numerator) / squared.denominator)
         s = mpmath.mpf(sigma.numerator) / sigma.denominator
         e = mpmath.mpf(epsilon.numerator) / epsilon.denominator
-        a, b = distance / (2 * s), e * s / distance
-        assert abs(mpmath.ncdf(a - b) / mpmath.mpf(str(p)) - 1) < mpmath.mpf(10) ** -45
-        assert abs(mpmath.ncdf(-a - b) / mpmath.mpf(str(q)) - 1) < mpmath.mpf(10) ** -45
         threshold = distance / 2 + e * s * s / distance
         assert abs(float(threshold) - halfspace.threshold) <= 1e-12 * float(threshold)
+
+        def mass(dataset):
+            dot = sum((Fraction(a - b) * (c - b) for a, b, c in zip(halfspace.toward, halfspace.away, histogram(dataset))),
+                      Fraction(0))
+            mean = mpmath.mpf(dot.numerator) / dot.denominator / distance
+            return mpmath.ncdf((threshold - mean) / s) if halfspace.complement else mpmath.ncdf((mean - threshold) / s)
+
+        p_ref, q_ref = mass(witness.dataset), mass(witness.neighbor)
+        assert abs(p_ref / mpmath.mpf(str(p)) - 1) < mpmath.mpf(10) ** -45
+        assert abs(q_ref / mpmath.mpf(str(q)) - 1) < mpmath.mpf(10) ** -45
+        assert p_ref - mpmath.exp(e) * q_ref > mpmath.mpf(delta.numerator) / delta.denominator
 
 
 def test_half_the_analytic_sigma_is_violated_with_a_rechecked_witness():
@@ -343,7 +352,7 @@ def test_half_the_analytic_sigma_is_violated_with_a_rechecked_witness():
     assert "witness" in result.summary() and "erfc" in result.summary()
 
 
-@pytest.mark.parametrize("epsilon", [Fraction(1, 10), Fraction(1), Fraction(5), Fraction(400)])
+@pytest.mark.parametrize("epsilon", [Fraction(0), Fraction(1, 10), Fraction(1), Fraction(5), Fraction(400)])
 def test_a_pure_claim_is_violated_with_a_finite_witness_event(epsilon):
     # At eps = 400, sigma = 1, Delta = sqrt 2: P(S*) = Phi(sqrt 2/2 - 400/sqrt 2) = Phi(-282.1), about
     # 1e-17285: it underflows to 0 in float64, so the float sweep alone would see no violation; the
@@ -354,6 +363,7 @@ def test_a_pure_claim_is_violated_with_a_finite_witness_event(epsilon):
     assert result.epsilon == math.inf and result.epsilon_bounds == (math.inf, math.inf)
     witness = result.witness
     _recheck_witness(witness, sigma, epsilon, Fraction(0))
+    # at eps = 0 both directions tie (S* and its mirror are complements); either may be the witness
     p, q = (sympy.N(v, 60) for v in (witness.p, witness.q))
     assert 0 < q and p / q > sympy.exp(sympy.Rational(epsilon.numerator, epsilon.denominator))
 
@@ -386,6 +396,8 @@ def test_misuse_is_refused():
         verify_gaussian(mechanism, epsilon=1, pairs=[((0,), (1,))], records=(0, 1), n=1)
     with pytest.raises(InvalidArgument, match="give the inputs"):
         verify_gaussian(mechanism, epsilon=1)
+    with pytest.raises(InvalidArgument, match="more than max_pairs"):
+        verify_gaussian(GaussianMechanism(1, histogram), epsilon=1, records=(0, 1, 2), n=3, max_pairs=80)
     with pytest.raises(InvalidArgument, match="not a neighbour pair"):
         verify_gaussian(mechanism, epsilon=1, pairs=[((0, 0), (1, 1))], neighbors="substitute")
 
