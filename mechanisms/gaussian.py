@@ -263,8 +263,8 @@ def _profile(distance_squared: Fraction, sigma: Fraction, epsilon: Any, bits: in
         b = eps * s / distance
         threshold = distance / 2 + eps * s * s / distance
         arguments = (a - b, -a - b, b - a, a + b)
-    values = [normal_cdf(x, bits=bits) for x in arguments]
-    return _Profile(*values, threshold)
+    p_in, q_in, p_out, q_out = (normal_cdf(x, bits=bits) for x in arguments)
+    return _Profile(p_in, q_in, p_out, q_out, threshold)
 
 
 def delta_for_epsilon(
@@ -470,7 +470,7 @@ class GaussianMechanism:
 
     @property
     def exact_sigma(self) -> Fraction:
-        return self._sigma  # type: ignore[attr-defined, no-any-return]
+        return self._sigma  # type: ignore[attr-defined]
 
     def answer(self, dataset: Any) -> tuple[Fraction, ...]:
         """``f(D)`` as exact Fractions."""
@@ -569,7 +569,8 @@ def verify_gaussian(
         return frozenset((a, b)) in given
 
     eps = claim_number("epsilon", epsilon)  # the exact epsilon the engine checks (S* is taken there)
-    decision, rows, intervals = None, None, []
+    decision, rows = None, None
+    intervals: list[tuple[Fraction, Fraction]] = []
     for bits in (BITS, _RETRY_BITS):
         rows, intervals = _rows(mechanism, inputs, answers, decided, groups, eps, bits, is_given)
         decision = decide(rows, epsilon, delta)
