@@ -48,6 +48,16 @@ def noise_for(noise: str, scale: Fraction) -> Noise:
         return Laplace(scale)
     if noise == "exponential":
         return Exponential(scale)
+    if noise == "gaussian":
+        # Refused, not approximated: P(argmax = i) = int phi(x - q_i) prod_j Phi(x - q_j) dx has no closed
+        # form, and a quadrature without rigorous error bounds must not reach a verdict.
+        raise InvalidArgument(
+            "noise='gaussian' is refused: the argmax probabilities of Gaussian noise have no closed form "
+            "(integrals of products of normal CDFs) and dpverify puts no uncertified quadrature in a verdict. "
+            "Use noise='laplace' or 'exponential' here (or GeometricNoisyMax in "
+            "dpverify.mechanisms.geometric); the Gaussian mechanism itself is decided exactly by "
+            "dpverify.mechanisms.gaussian.verify_gaussian."
+        )
     raise InvalidArgument(f"noise must be one of {_NOISES}, got noise={noise!r}.")
 
 

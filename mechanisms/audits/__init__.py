@@ -9,7 +9,9 @@
 * :mod:`~dpverify.mechanisms.audits.item_level` and :mod:`~dpverify.mechanisms.audits.user_level` — Li–Wang–Ye 2024:
   item- and user-level pure private learners (C14-C16);
 * :mod:`~dpverify.mechanisms.audits.benchmark_suite` — the field's benchmark suite (report noisy max, noisy
-  histograms, the six sparse vector variants of Lyu–Su–Li), claim ``BENCH``.
+  histograms, the six sparse vector variants of Lyu–Su–Li), claim ``BENCH``;
+* :mod:`~dpverify.mechanisms.audits.gaussian` — the Gaussian mechanism (Balle–Wang 2018): classical and
+  analytic calibrations, sigma halved and a pure claim, claim ``GAUSS``.
 
 ``AUDITS`` is what the project registers under the entry-point group ``dpverify.audits`` (name
 ``dpverify``), in report order; another package adds its own audits with an entry point of its own
@@ -19,6 +21,7 @@
 from . import (
     agnostic_prediction,
     benchmark_suite,
+    gaussian,
     item_level,
     primitives,
     public_data,
@@ -27,6 +30,7 @@ from . import (
     user_level,
 )
 
-AUDITS = [primitives, realizable_to_agnostic, stable_prediction, agnostic_prediction, public_data, item_level, user_level, benchmark_suite]
+AUDITS = [primitives, realizable_to_agnostic, stable_prediction, agnostic_prediction, public_data, item_level, user_level, benchmark_suite,
+          gaussian]
 
 __all__ = ["AUDITS"]
