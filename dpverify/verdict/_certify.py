@@ -135,14 +135,28 @@ def _surely_nonnegative(value: Any) -> bool:
 
 def _surely_at_most(p: Any, q: Any) -> bool:
     """``p <= q`` proved cheaply: two rationals (int, Fraction or float: Python compares them
-    exactly), or two equal values of one type (sympy's ``==`` is structural: equal means equal).
-    False otherwise, which proves nothing (the intervals then decide)."""
-    if type(p) is type(q) and p == q:
+    exactly), two equal sympy values (sympy's ``==`` is structural: equal means equal), or two
+    intervals with ``p``'s upper end at most ``q``'s lower end. False otherwise, which proves nothing
+    (the intervals then decide). Two *equal intervals* prove nothing: mpmath's ``==`` says
+    ``[0.4, 0.6] == [0.4, 0.6]``, but the values they enclose may be 0.6 and 0.4."""
+    if _is_sympy(p) and _is_sympy(q) and p == q:
         return True
+    if _is_interval(p) or _is_interval(q):
+        p_high, q_low = (p.b if _is_interval(p) else p), (q.a if _is_interval(q) else q)
+        try:
+            return bool(p_high <= q_low)
+        except TypeError:
+            return False
     rational = (int, float, Fraction)
     if isinstance(p, bool) or isinstance(q, bool) or not (isinstance(p, rational) and isinstance(q, rational)):
         return False
     return p <= q
+
+
+def _is_interval(value: Any) -> bool:
+    """An mpmath interval (``mpmath.iv.mpf``, ends ``.a`` and ``.b``), without importing mpmath."""
+    ctx_iv = sys.modules.get("mpmath.ctx_iv")
+    return ctx_iv is not None and isinstance(value, ctx_iv.ivmpf)
 
 
 def _is_exactly_zero(p: Any, q: Any, epsilon: Any) -> bool:

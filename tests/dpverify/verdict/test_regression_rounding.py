@@ -146,3 +146,22 @@ def test_the_certifier_drops_only_outcomes_it_can_compare_exactly():
     assert certify_pair(sym, sym, tiny, 0).holds is True
     close = {0: sympy.exp(-1) + sympy.Rational(1, 10**400), 1: 1 - sympy.exp(-1) - sympy.Rational(1, 10**400)}
     assert certify_pair(sym, close, tiny, 0).holds is None  # honest: 1024 bits cannot tell 1e-400 from 0
+
+
+def test_equal_intervals_do_not_prove_p_at_most_q():
+    # Found by the Gaussian work: P and Q enclosed by the same interval [0.4, 0.6] on both
+    # outcomes (mpmath says the intervals are ==) may be P = (0.6, 0.4), Q = (0.4, 0.6): at eps = 0,
+    # delta = 0 that pair violates by 0.2. The outcome used to be dropped as "P <= Q proved", and
+    # the pair certified HOLDS. Now nothing is proved: the pair is undecided.
+    import mpmath
+
+    from dpverify.verdict._certify import _surely_at_most, certify_pair
+
+    wide = mpmath.iv.mpf(["0.4", "0.6"])
+    assert certify_pair({"a": wide, "b": wide}, {"a": wide, "b": wide}, 0, 0).holds is None
+    assert not _surely_at_most(wide, wide)
+    # ends exactly representable (0.125, 0.25, 0.375): 0.25 <= 0.25 is proved
+    assert _surely_at_most(mpmath.iv.mpf([0.125, 0.25]), mpmath.iv.mpf([0.25, 0.375]))
+    assert _surely_at_most(mpmath.iv.mpf([0.125, 0.25]), 0.25) and not _surely_at_most(0.25, mpmath.iv.mpf([0.125, 0.25]))
+    point = mpmath.iv.mpf("0.5")
+    assert _surely_at_most(point, point)  # a point interval is one value
