@@ -10,8 +10,9 @@
 * Hypothesis effort profiles ``dpverify-ci`` and ``dpverify-dev`` (for :mod:`dpverify.integrations.strategies`
   and your own ``@given`` tests), selected with ``--dpverify-profile=ci|dev`` (or
   ``--hypothesis-profile=dpverify-ci``). They are namespaced so they do not replace Hypothesis's
-  own built-in ``ci`` profile. They are registered the moment Hypothesis is imported (by a
-  conftest, a test module or Hypothesis's own plugin), not before.
+  own built-in ``ci`` profile. Hypothesis registers them itself when it is imported, through its
+  ``hypothesis`` entry point (:mod:`dpverify.integrations._hypothesis_profiles`); this plugin only
+  loads one for ``--dpverify-profile`` (registering them first if that entry point could not run).
 
 Errors are never verdicts: when the mechanism raises (:class:`~dpverify.errors.MechanismError`, the
 dataset named), is not deterministic (:class:`~dpverify.errors.NondeterministicMechanism`) or the
@@ -42,7 +43,7 @@ from typing import Any
 
 import pytest
 
-from dpverify.integrations._hypothesis_profiles import PROFILES, register_profiles, register_profiles_on_import
+from dpverify.integrations._hypothesis_profiles import PROFILES, register_profiles
 
 __all__ = [
     "assert_private",
@@ -58,8 +59,6 @@ __all__ = [
 TOLERANCE = 1e-9
 _FORMAT_VERSION = 1
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-
-register_profiles_on_import()  # without importing Hypothesis (see dpverify.integrations._hypothesis_profiles)
 
 Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
 
@@ -344,9 +343,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 "--dpverify-profile and --hypothesis-profile both select a Hypothesis profile; "
                 f"pass one of them (e.g. --hypothesis-profile={PROFILES[profile]})."
             )
-        import hypothesis  # registers the profiles (register_profiles_on_import)
+        import hypothesis  # its entry point registers the profiles
 
-        register_profiles()  # idempotent: covers a session where the import hook is gone
+        register_profiles()  # a no-op then; registers them when the entry point could not run
         config.stash[_PREVIOUS_PROFILE_KEY] = hypothesis.settings.get_current_profile_name()
         hypothesis.settings.load_profile(PROFILES[profile])
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -292,6 +295,82 @@ def test_profile():
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["dpverify: hypothesis profile 'dpverify-ci'"])
     assert hypothesis.settings.get_current_profile_name() == before
+
+
+_COUNT_REGISTRATIONS = """
+import json, sys
+
+registered = []
+
+def watch(frame, event, arg):  # every call of hypothesis.settings.register_profile, by profile name
+    code = frame.f_code
+    if event == "call" and code.co_name == "register_profile" and code.co_filename.endswith("_settings.py"):
+        registered.append(frame.f_locals["name"])
+
+import dpverify  # installs its own finders (the old module paths)
+finders = list(sys.meta_path)
+import dpverify.integrations.pytest_plugin
+assert sys.meta_path == finders, "loading the plugin hooked the import system"
+sys.setprofile(watch)
+import hypothesis  # runs Hypothesis's entry points, dpverify's among them
+from dpverify.integrations._hypothesis_profiles import register_profiles
+for _ in range(int(sys.argv[1])):
+    register_profiles()
+sys.setprofile(None)
+profiles = {}
+for name in ("dpverify-ci", "dpverify-dev"):
+    try:
+        profiles[name] = hypothesis.settings.get_profile(name).max_examples
+    except hypothesis.errors.InvalidArgument:
+        profiles[name] = None
+print(json.dumps({"registered": [n for n in registered if n.startswith("dpverify")], "profiles": profiles}))
+"""
+
+
+def _count_registrations(explicit_calls: int, **environment: str) -> dict:
+    env = {key: value for key, value in os.environ.items() if key != "HYPOTHESIS_NO_PLUGINS"}
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_REGISTRATIONS, str(explicit_calls)], cwd=ROOT, env={**env, **environment},
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_profiles_are_registered_once_per_process_when_hypothesis_is_imported():
+    # Each profile registered exactly once, by the entry point as Hypothesis is imported; the two
+    # explicit calls of register_profiles after it register nothing.
+    assert _count_registrations(2) == {
+        "registered": ["dpverify-ci", "dpverify-dev"],
+        "profiles": {"dpverify-ci": 1000, "dpverify-dev": 50},
+    }
+
+
+def test_the_entry_point_is_the_only_automatic_registration():
+    # Hypothesis's entry points off: importing Hypothesis, the plugin loaded, registers nothing.
+    assert _count_registrations(0, HYPOTHESIS_NO_PLUGINS="1") == {
+        "registered": [], "profiles": {"dpverify-ci": None, "dpverify-dev": None}
+    }
+
+
+def test_hypothesis_profile_option_finds_the_dpverify_profiles(pytester, monkeypatch):
+    # A fresh pytest process, as a user runs it, without dpverify's pytest plugin: Hypothesis's
+    # entry point has registered the profiles by the time --hypothesis-profile loads one.
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    monkeypatch.delenv("HYPOTHESIS_NO_PLUGINS", raising=False)
+    monkeypatch.delenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    pytester.makepyfile(
+        """
+import hypothesis
+
+def test_profile():
+    assert hypothesis.settings.get_current_profile_name() == "dpverify-dev"
+    assert hypothesis.settings.default.max_examples == 50
+    assert hypothesis.settings.get_profile("dpverify-ci").max_examples == 1000
+"""
+    )
+    result = pytester.runpytest_subprocess("-p", "no:dpverify", "-p", "no:cacheprovider", "--hypothesis-profile", "dpverify-dev")
+    result.assert_outcomes(passed=1)
 
 
 def test_profiles_are_registered_without_replacing_hypothesis_ci():
