@@ -13,6 +13,9 @@
   own built-in ``ci`` profile. Hypothesis registers them itself when it is imported, through its
   ``hypothesis`` entry point (:mod:`dpverify.integrations._hypothesis_profiles`); this plugin only
   loads one for ``--dpverify-profile`` (registering them first if that entry point could not run).
+* tests made by :func:`dpverify.integrations.strategies.privacy_property` are reported under the
+  name they are collected as: Hypothesis's "Failing test case: test_search(pair=...)" for
+  ``test_search = privacy_property(...)``, like pytest's own ``FAILED ...::test_search``.
 
 Errors are never verdicts: when the mechanism raises (:class:`~dpverify.errors.MechanismError`, the
 dataset named), is not deterministic (:class:`~dpverify.errors.NondeterministicMechanism`) or the
@@ -356,6 +359,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         import hypothesis
 
         hypothesis.settings.load_profile(previous)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """Before a :func:`~dpverify.integrations.strategies.privacy_property` test runs, name its
+    Hypothesis report ("Failing test case: ...") after the test as collected, e.g. ``test_search``
+    for ``test_search = privacy_property(...)``."""
+    function = getattr(item, "obj", None)
+    if function is not None and getattr(function, "_dpverify_privacy_property", False):
+        from dpverify.integrations.strategies import _rename_privacy_property
+
+        _rename_privacy_property(function, getattr(item, "originalname", item.name))
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -392,6 +393,65 @@ test_randomized_response = privacy_property(randomized_response, records=RECORDS
     result = run("--dpverify-profile", "dev")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*privacy claim (epsilon=1.0, delta=0.0) violated*", "*D  = *", "*D' = *"])
+
+
+# -- what a privacy_property failure shows ---------------------------------------------------------
+
+LEAKY_SEARCH = '''
+from fractions import Fraction
+from dpverify.integrations.strategies import privacy_property
+
+def leaky_count(dataset):
+    """How many records are 2, reported one too high with probability 1/4: not private at all."""
+    count = dataset.count(2)
+    return {count: Fraction(3, 4), count + 1: Fraction(1, 4)}
+
+test_counts_are_private = privacy_property(leaky_count, records=(0, 1, 2), n=30, epsilon=1.0)
+'''
+
+
+def _failure_section(lines: list[str]) -> list[str]:
+    start = next(i for i, line in enumerate(lines) if "= FAILURES =" in line)
+    end = next(i for i, line in enumerate(lines) if "short test summary info" in line)
+    return lines[start:end]
+
+
+@pytest.mark.parametrize("tb", [[], ["--tb=short"], ["--tb=long"]], ids=["default", "short", "long"])
+def test_a_privacy_property_failure_is_the_witness_under_the_users_test_name(pytester, run, tb):
+    pytester.makepyfile(test_user=LEAKY_SEARCH)
+    result = run("-p", "_hypothesis_pytestplugin", *tb)  # Hypothesis's plugin, as in a user's session
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["FAILED test_user.py::test_counts_are_private - AssertionError: privacy claim*"])
+    section = _failure_section(result.stdout.lines)
+    # Before: 113 lines (default), 80 (--tb=short), 110 (--tb=long): dpverify's source, then the
+    # pair one record per line; now the witness and Hypothesis's two-line pair.
+    assert len(section) <= 20, "\n".join(section)
+    text = "\n".join(section)
+    assert "test_leaky_count_privacy" not in result.stdout.str()  # the name dpverify made up
+    assert re.search(r"^_+ test_counts_are_private _+$", text, re.MULTILINE)
+    assert re.search(r"^\s*Failing test case: test_counts_are_private\($", text, re.MULTILINE)
+    shown_source = [line for line in section if re.search(r"dpverify/|strategies\.py|\bdef |\braise |tracebackhide", line)]
+    assert shown_source == []
+    # One line per dataset: 30 records each, one substituted; D holds fewer 2s, so S = {D's count}
+    # has P = 3/4 under D and Q = 0 under D' (whose outputs are count + 1 and count + 2).
+    pair = r"\(((?:[012], ){29}[012])\)"
+    dataset = re.search(rf"^\s*D  = {pair}$", text, re.MULTILINE)
+    neighbor = re.search(rf"^\s*D' = {pair}$", text, re.MULTILINE)
+    assert dataset and neighbor, text
+    d, d_prime = (tuple(int(r) for r in found.group(1).split(", ")) for found in (dataset, neighbor))
+    assert sum(a != b for a, b in zip(d, d_prime)) == 1 and d_prime.count(2) == d.count(2) + 1
+    for expected in (
+        f"S  = {{{d.count(2)}}}",
+        "P[M(D) in S]  = 0.75 (3/4)",
+        "P[M(D') in S] = 0 (0)",
+        "P[M(D) in S] - e^eps * P[M(D') in S] = 0.75 > delta = 0",
+        "this pair: eps* = inf (fails every epsilon < eps* at delta = 0), delta(eps=1.0) = 0.75",
+    ):
+        assert sum(line.strip() == expected for line in section) == 1, (expected, text)
+    # Hypothesis's own report of the pair: at most one line per dataset too.
+    first = next(i for i, line in enumerate(section) if "Failing test case:" in line)
+    report = section[first : next(i for i in range(first, len(section)) if section[i].strip() == ")") + 1]
+    assert len(report) == 4 and sum(bool(re.search(r"\((?:[012], ){29}[012]\)", line)) for line in report) == 2
 
 
 def test_profile_option_conflicts_with_hypothesis_profile(pytester, run):
