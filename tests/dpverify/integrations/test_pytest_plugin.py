@@ -205,14 +205,20 @@ def test_baseline_is_written_then_a_worsened_mechanism_fails(pytester, run):
     first.stdout.fnmatch_lines(["*dpverify baselines*", "*wrote baseline*rr.json*"])
     path = pytester.path / ".dpverify-baselines" / "rr.json"
     stored = json.loads(path.read_text())
+    assert stored["schema_version"] == 2
     assert stored["epsilon_star"] == pytest.approx(math.log(3))  # ln((3/4) / (1/4))
+    assert stored["epsilon_star_infinite"] is False
     assert stored["delta"] == pytest.approx(0.75 - math.e / 4)  # hockey stick at eps = 1
-    assert stored["instance"]["n"] == 1 and stored["instance"]["neighbors"] == "substitute"
+    assert stored["instance"] == {"records": [[0, 0], [0, 1]], "n": 1, "neighbors": "substitute", "epsilon": 1.0}
 
     pytester.makepyfile(_baseline_test("4, 5"))  # eps* = ln 4 > ln 3
     second = run()
     second.assert_outcomes(failed=1)
-    second.stdout.fnmatch_lines(["*privacy loss of 'rr' worsened*eps* 1.09861228867 -> 1.38629436112*"])
+    # ln 3 = 1.09861228867, ln 4 = 1.38629436112; delta(1) = 3/4 - e/4 = 0.0704295, 4/5 - e/5 = 0.256344
+    second.stdout.fnmatch_lines([
+        "*privacy loss of 'rr' worsened*: eps* 1.09861228867 (baseline) -> 1.38629436112 (measured);"
+        " delta(eps=1.0) 0.0704295428852 (baseline) -> 0.256343634308 (measured)"
+    ])
     assert json.loads(path.read_text()) == stored  # a failing run does not touch the baseline
 
     third = run("--dpverify-update-baselines")
@@ -252,8 +258,10 @@ def test_baseline(dpverify_baseline):
     )
     run("--dpverify-baseline-dir", "privacy/baselines").assert_outcomes(passed=1)
     text = (pytester.path / "privacy" / "baselines" / "label_sum.json").read_text()
-    assert json.loads(text)["epsilon_star"] == "inf"  # standard JSON: no Infinity literal
-    assert json.loads(text)["delta"] is None
+    stored = json.loads(text)
+    # standard JSON has no Infinity literal: null, and the sibling boolean says it is infinite
+    assert stored["epsilon_star"] is None and stored["epsilon_star_infinite"] is True
+    assert stored["delta"] is None and stored["instance"]["epsilon"] is None  # no epsilon given
     run("--dpverify-baseline-dir", "privacy/baselines").assert_outcomes(passed=1)  # inf is not worse
 
 
@@ -265,9 +273,143 @@ def test_baseline_names_must_be_file_name_safe(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_baseline_entry_round_trips_through_json():
-    entry = BaselineEntry({"n": 2, "epsilon": "1.0"}, math.inf, 0.25, "mech")
-    assert BaselineEntry.from_json(entry.to_json()) == entry
+@pytest.mark.parametrize(
+    ("epsilon_star", "delta"), [(math.log(3), 0.75 - math.e / 4), (math.inf, None), (0.0, 0.0)]
+)
+def test_baseline_entry_round_trips_through_typed_json(epsilon_star, delta):
+    instance = {"records": [[0, 0], [0, 1]], "n": 2, "neighbors": "substitute", "epsilon": 1.0}
+    entry = BaselineEntry(instance, epsilon_star, delta, "mech")
+    text = entry.to_json()
+    assert BaselineEntry.from_json(text) == entry
+    data = json.loads(text)
+    assert list(data) == ["schema_version", "mechanism", "instance", "epsilon_star", "epsilon_star_infinite", "delta"]
+    assert data["schema_version"] == 2 and data["instance"] == instance
+    if epsilon_star == math.inf:
+        assert data["epsilon_star"] is None and data["epsilon_star_infinite"] is True
+    else:  # a JSON number, bit for bit
+        assert data["epsilon_star"] == epsilon_star and data["epsilon_star_infinite"] is False
+    assert data["delta"] == delta
+
+
+def test_a_baseline_file_holds_a_record_a_line():
+    instance = {"records": [[0, 0], [0, 1]], "n": 1, "neighbors": "substitute", "epsilon": 1.0}
+    assert BaselineEntry(instance, math.inf, None, "label_sum").to_json() == """{
+  "schema_version": 2,
+  "mechanism": "label_sum",
+  "instance": {
+    "records": [
+      [0, 0],
+      [0, 1]
+    ],
+    "n": 1,
+    "neighbors": "substitute",
+    "epsilon": 1.0
+  },
+  "epsilon_star": null,
+  "epsilon_star_infinite": true,
+  "delta": null
+}
+"""
+
+
+def _constant(dataset):
+    return {0: 1}
+
+
+def test_records_and_epsilon_are_stored_as_json_values(tmp_path):
+    records = [(0, "a"), (1, "b"), Fraction(1, 2), None, frozenset({2, 1})]
+    BaselineStore(tmp_path).check("constant", _constant, records=records, n=1, epsilon=Fraction(1, 4))
+    stored = json.loads((tmp_path / "constant.json").read_text())
+    assert stored["instance"] == {
+        "records": [[0, "a"], [1, "b"], "1/2", None, [1, 2]],
+        "n": 1,
+        "neighbors": "substitute",
+        "epsilon": 0.25,
+    }
+    assert stored["epsilon_star"] == 0.0 and stored["delta"] == 0.0  # a constant output leaks nothing
+
+
+# What dpverify wrote before schema_version 2 (records and epsilon as repr strings, eps* "inf").
+_OLD_RR_BASELINE = """{
+  "delta": 0.07042954288523873,
+  "epsilon_star": 1.0986122886681098,
+  "format": 1,
+  "instance": {
+    "epsilon": "1.0",
+    "n": 1,
+    "neighbors": "substitute",
+    "records": [
+      "(0, 0)",
+      "(0, 1)"
+    ]
+  },
+  "mechanism": "test_baseline.<locals>.<lambda>"
+}
+"""
+
+
+def test_an_old_format_baseline_is_read_and_still_guards_the_stored_epsilon(pytester, run):
+    path = pytester.path / ".dpverify-baselines" / "rr.json"
+    path.parent.mkdir()
+    path.write_text(_OLD_RR_BASELINE)
+    entry = BaselineEntry.from_json(_OLD_RR_BASELINE)
+    assert (entry.schema_version, entry.epsilon_star, entry.instance["records"]) == (1, math.log(3), ["(0, 0)", "(0, 1)"])
+    assert BaselineEntry.from_json(_OLD_RR_BASELINE.replace("1.0986122886681098", '"inf"')).epsilon_star == math.inf
+
+    pytester.makepyfile(_baseline_test("3, 4"))  # the mechanism it was measured on: same eps*
+    same = run()
+    same.assert_outcomes(passed=1)
+    same.stdout.fnmatch_lines(["*rr: baseline*rr.json has schema_version 1*--dpverify-update-baselines rewrites it*"])
+    assert path.read_text() == _OLD_RR_BASELINE  # read, never rewritten behind the user's back
+
+    pytester.makepyfile(_baseline_test("4, 5"))  # eps* = ln 4 > ln 3
+    worse = run()
+    worse.assert_outcomes(failed=1)
+    worse.stdout.fnmatch_lines(["*worsened*eps* 1.09861228867 (baseline) -> 1.38629436112 (measured)*"])
+
+    run("--dpverify-update-baselines").assert_outcomes(passed=1)
+    rewritten = json.loads(path.read_text())
+    assert rewritten["schema_version"] == 2 and rewritten["epsilon_star"] == pytest.approx(math.log(4))
+    assert rewritten["instance"]["records"] == [[0, 0], [0, 1]]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"schema_version": 2, "instance": {}, "epsilon_star": "1.0", "epsilon_star_infinite": false, "delta": null}',
+         "epsilon_star='1.0' must be a JSON number, or null with \"epsilon_star_infinite\": true if infinite"),
+        ('{"schema_version": 2, "instance": {}, "epsilon_star": 0.5, "epsilon_star_infinite": false, "delta": "0.1"}',
+         "delta='0.1' must be a JSON number or null"),
+        ('{"schema_version": 2, "instance": {}, "epsilon_star": 1.0, "epsilon_star_infinite": true, "delta": null}',
+         "epsilon_star=1.0 must be null when epsilon_star_infinite is true"),
+        ('{"schema_version": 3}', "schema_version=3 is not one this dpverify reads (2, or files with \"format\": 1)"),
+        ("[1, 2]", "a baseline file holds a JSON object, got list"),
+        ('{"format": 1, "instance": {}}', "epsilon_star=None: a measured eps* is a number"),
+        ('{"format": 1, "epsilon_star": 1.0}', "no key 'instance'"),
+        ('{"format": 1, "epsilon_star": "1.5", "instance": {}}',
+         "epsilon_star='1.5' must be a number, null or \"inf\" in a file with \"format\": 1"),
+        ("{not json", "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    ],
+)
+def test_an_unreadable_baseline_names_the_file_the_value_and_the_fix(tmp_path, text, message):
+    store = BaselineStore(tmp_path)
+    (tmp_path / "rr.json").write_text(text)
+    with pytest.raises(InvalidArgument) as info:
+        store.load("rr")
+    assert str(info.value) == (
+        f"dpverify baseline 'rr' ({tmp_path / 'rr.json'}) cannot be read: {message}. Fix the file, or rewrite it "
+        "from a measurement with --dpverify-update-baselines."
+    )
+    updating = BaselineStore(tmp_path, update=True)  # the fix it names works on that very file
+    updating.check("rr", _constant, records=labeled_records(1), n=1)
+    assert store.load("rr") == BaselineEntry(
+        {"records": [[0, 0], [0, 1]], "n": 1, "neighbors": "substitute", "epsilon": None}, 0.0, None, "_constant"
+    )
+
+
+def test_an_entry_read_from_an_old_file_is_not_written_as_the_new_schema():
+    with pytest.raises(ValueError, match="schema_version=1 file; only a measured entry"):
+        BaselineEntry.from_json(_OLD_RR_BASELINE).to_json()
 
 
 # -- options and profiles -----------------------------------------------------------------------------
