@@ -10,8 +10,12 @@
 * Hypothesis effort profiles ``dpverify-ci`` and ``dpverify-dev`` (for :mod:`dpverify.integrations.strategies`
   and your own ``@given`` tests), selected with ``--dpverify-profile=ci|dev`` (or
   ``--hypothesis-profile=dpverify-ci``). They are namespaced so they do not replace Hypothesis's
-  own built-in ``ci`` profile. They are registered the moment Hypothesis is imported (by a
-  conftest, a test module or Hypothesis's own plugin), not before.
+  own built-in ``ci`` profile. Hypothesis registers them itself when it is imported, through its
+  ``hypothesis`` entry point (:mod:`dpverify.integrations._hypothesis_profiles`); this plugin only
+  loads one for ``--dpverify-profile`` (registering them first if that entry point could not run).
+* tests made by :func:`dpverify.integrations.strategies.privacy_property` are reported under the
+  name they are collected as: Hypothesis's "Failing test case: test_search(pair=...)" for
+  ``test_search = privacy_property(...)``, like pytest's own ``FAILED ...::test_search``.
 
 Errors are never verdicts: when the mechanism raises (:class:`~dpverify.errors.MechanismError`, the
 dataset named), is not deterministic (:class:`~dpverify.errors.NondeterministicMechanism`) or the
@@ -25,24 +29,64 @@ numpy, sympy, mpmath, Hypothesis and the checker are imported only when a fixtur
 Options (group "dpverify"): ``--dpverify-baseline-dir`` (default ``.dpverify-baselines``, relative
 to the rootdir), ``--dpverify-update-baselines`` (rewrite baselines with the measured values) and
 ``--dpverify-profile``.
+
+Baseline files, ``<name>.json``, :data:`SCHEMA_VERSION` 2::
+
+    {
+      "schema_version": 2,
+      "mechanism": "randomized_response",
+      "instance": {
+        "records": [
+          [0, 0],
+          [0, 1]
+        ],
+        "n": 1,
+        "neighbors": "substitute",
+        "epsilon": 1.0
+      },
+      "epsilon_star": 1.0986122886681096,
+      "epsilon_star_infinite": false,
+      "delta": 0.07042954288523873
+    }
+
+* Numbers are JSON numbers, one type per key. JSON has no infinity, so an infinite eps* is
+  ``"epsilon_star": null`` with ``"epsilon_star_infinite": true``; that boolean is always written
+  (false for a finite eps*). The same rule serves any figure that can be infinite: null plus a
+  sibling ``"<key>_infinite": true``. ``delta`` (the worst-case delta at the instance's epsilon)
+  and ``instance.epsilon`` (the claimed epsilon, finite: dpverify refuses an infinite one) are
+  numbers, or null when no epsilon was given.
+* Records are JSON values: tuples and lists are arrays; int, str, bool and None stay themselves; a
+  finite float is a number; a Fraction is its text ``"3/4"``; a set is an array sorted by the
+  repr of its members; a mapping is an object with text keys; a non-finite float is ``"inf"``,
+  ``"-inf"`` or ``"nan"``; anything else is its ``repr``. (These are the rules of dpverify's JSON
+  value encoding, so a baseline's records read as the records of dpverify's other JSON output.)
+* ``mechanism`` is informative; ``instance`` must equal the measured instance.
+* Files written before ``schema_version`` existed (``"format": 1``: epsilon and every record as
+  their repr strings, an infinite eps* as ``"inf"``) are still read, as they are: their instance
+  is compared in that old encoding, so the check goes on guarding the stored eps* and delta, and
+  the run's summary says ``--dpverify-update-baselines`` rewrites them. They are not refused,
+  because the only way out would be to re-measure with ``--dpverify-update-baselines``, which
+  accepts whatever the code does now, the very thing a baseline is there to stop.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import re
 import tempfile
 import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dpverify.integrations._hypothesis_profiles import PROFILES, register_profiles, register_profiles_on_import
+from dpverify.integrations._hypothesis_profiles import PROFILES, register_profiles
 
 __all__ = [
     "assert_private",
@@ -50,16 +94,16 @@ __all__ = [
     "BaselineStore",
     "BaselineEntry",
     "PROFILES",
+    "SCHEMA_VERSION",
     "TOLERANCE",
     "register_profiles",
 ]
 
 #: How much a measured eps* (or delta) may exceed its baseline before the check fails.
 TOLERANCE = 1e-9
-_FORMAT_VERSION = 1
+#: The version of the baseline files written (see "Baseline files" in the module docstring).
+SCHEMA_VERSION = 2
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
-
-register_profiles_on_import()  # without importing Hypothesis (see dpverify.integrations._hypothesis_profiles)
 
 Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
 
@@ -121,12 +165,78 @@ class AssumptionWarning(UserWarning):
 # -- baselines ----------------------------------------------------------------------------------
 
 
-def _encode(value: float) -> float | str:
-    return "inf" if value == math.inf else value
+def _json_value(value: Any) -> Any:
+    """A record (or any value of a mechanism) as plain JSON, by the rules of the module docstring."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, Fraction):
+        return str(value)
+    if isinstance(value, (tuple, list)):
+        return [_json_value(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return [_json_value(item) for item in sorted(value, key=repr)]
+    if isinstance(value, Mapping):
+        return {str(key): _json_value(item) for key, item in value.items()}
+    if isinstance(value, numbers.Real):  # numpy floats and the like
+        return _json_value(float(value))
+    return repr(value)
 
 
-def _decode(value: float | str) -> float:
-    return math.inf if value == "inf" else float(value)
+def _dumps(value: Any, *, expand: int, indent: int = 0) -> str:
+    """JSON with the outer ``expand`` levels of objects and arrays one item a line, and the values
+    below them (a record) on one line each: a file of many records reads and diffs a record a line."""
+    if expand and isinstance(value, (dict, list)) and value:
+        pad = " " * (indent + 2)
+        if isinstance(value, dict):
+            items = [f"{pad}{json.dumps(key)}: {_dumps(item, expand=expand - 1, indent=indent + 2)}"
+                     for key, item in value.items()]
+            opening, closing = "{", "}"
+        else:
+            items = [f"{pad}{_dumps(item, expand=expand - 1, indent=indent + 2)}" for item in value]
+            opening, closing = "[", "]"
+        return opening + "\n" + ",\n".join(items) + "\n" + " " * indent + closing
+    return json.dumps(value, allow_nan=False)
+
+
+def _number(data: Mapping[str, Any], key: str, *, infinite_key: str | None = None) -> float | None:
+    """``data[key]``: a JSON number, or null (infinite when ``data[infinite_key]`` is true)."""
+    value = data.get(key)
+    infinite = data.get(infinite_key, False) if infinite_key else False
+    if not isinstance(infinite, bool):
+        raise ValueError(f"{infinite_key}={infinite!r} must be true or false")
+    if infinite:
+        if value is not None:
+            raise ValueError(f"{key}={value!r} must be null when {infinite_key} is true")
+        return math.inf
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)):
+        return None if value is None else float(value)
+    if infinite_key:
+        raise ValueError(f'{key}={value!r} must be a JSON number, or null with "{infinite_key}": true if infinite')
+    raise ValueError(f"{key}={value!r} must be a JSON number or null")
+
+
+def _legacy_number(key: str, value: Any) -> float | None:
+    """A number of a schema-1 file: a number, null or the string "inf"."""
+    if value is None:
+        return None
+    if value == "inf":
+        return math.inf
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise ValueError(f'{key}={value!r} must be a number, null or "inf" in a file with "format": 1')
+
+
+def _legacy_epsilon_star(value: Any) -> float:
+    number = _legacy_number("epsilon_star", value)
+    if number is None:
+        raise ValueError("epsilon_star=None: a measured eps* is a number")
+    return number
 
 
 @dataclass(frozen=True)
@@ -134,33 +244,99 @@ class BaselineEntry:
     """One stored measurement: the instance it was taken on and its worst-case privacy loss.
 
     Attributes:
-        instance: what was measured (record universe, n, neighbour relation, epsilon); a baseline
-            only compares with a measurement of the same instance.
+        instance: what was measured (record universe, n, neighbour relation, epsilon), in its JSON
+            form; a baseline only compares with a measurement of the same instance.
         epsilon_star: worst-case pure privacy loss (``math.inf`` allowed).
         delta: worst-case ``delta(epsilon)`` at the instance's epsilon, None without epsilon.
         mechanism: the mechanism's qualified name (informative, not compared).
+        schema_version: the file format it was read from (:data:`SCHEMA_VERSION`, or 1 for a file
+            written before numbers and records were typed; its ``instance`` keeps that encoding).
     """
 
     instance: dict
     epsilon_star: float
     delta: float | None
     mechanism: str
+    schema_version: int = SCHEMA_VERSION
 
     def to_json(self) -> str:
-        data = asdict(self)
-        data["epsilon_star"] = _encode(self.epsilon_star)
-        data["format"] = _FORMAT_VERSION
-        return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+        """The file's text, in :data:`SCHEMA_VERSION` (see the module docstring).
+
+        Raises:
+            ValueError: the entry was read from a schema-1 file (its instance is in the old encoding);
+                measure it again to write it.
+        """
+        if self.schema_version != SCHEMA_VERSION:
+            raise ValueError(
+                f"this baseline entry was read from a schema_version={self.schema_version} file; only a "
+                f"measured entry (schema_version={SCHEMA_VERSION}) is written: rerun with --dpverify-update-baselines."
+            )
+        infinite = math.isinf(self.epsilon_star)
+        data = {
+            "schema_version": SCHEMA_VERSION,
+            "mechanism": self.mechanism,
+            "instance": self.instance,
+            "epsilon_star": None if infinite else self.epsilon_star,
+            "epsilon_star_infinite": infinite,
+            "delta": self.delta,
+        }
+        return _dumps(data, expand=3) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> BaselineEntry:
+        """Read a baseline file of :data:`SCHEMA_VERSION`, or of schema 1 (``"format": 1``).
+
+        Raises:
+            ValueError: not a baseline file of a schema this dpverify reads (the message names the
+                bad key and value).
+        """
         data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"a baseline file holds a JSON object, got {type(data).__name__}")
+        version = data.get("schema_version")
+        if version is None and data.get("format") == 1:  # written before schema_version 2
+            return cls(
+                instance=data["instance"],
+                epsilon_star=_legacy_epsilon_star(data.get("epsilon_star")),
+                delta=_legacy_number("delta", data.get("delta")),
+                mechanism=data.get("mechanism", ""),
+                schema_version=1,
+            )
+        if version != SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version={version!r} is not one this dpverify reads ({SCHEMA_VERSION}, or files "
+                'with "format": 1)'
+            )
+        epsilon_star = _number(data, "epsilon_star", infinite_key="epsilon_star_infinite")
+        if epsilon_star is None:
+            raise ValueError('epsilon_star=None: a measured eps* is a number, or null with "epsilon_star_infinite": true')
+        instance = data.get("instance")
+        if not isinstance(instance, dict):
+            raise ValueError(f"instance={instance!r} must be a JSON object")
         return cls(
-            instance=data["instance"],
-            epsilon_star=_decode(data["epsilon_star"]),
-            delta=None if data.get("delta") is None else float(data["delta"]),
-            mechanism=data.get("mechanism", ""),
+            instance=instance,
+            epsilon_star=epsilon_star,
+            delta=_number(data, "delta"),
+            mechanism=str(data.get("mechanism", "")),
         )
+
+
+def _instance(records: tuple, n: int, neighbors: Any, epsilon: Any | None, schema_version: int) -> dict:
+    """The instance a measurement is compared on, in the encoding of ``schema_version``."""
+    neighbors = getattr(neighbors, "name", neighbors)
+    if schema_version == 1:  # records and epsilon as their repr strings
+        return {
+            "records": [repr(r) for r in records],
+            "n": n,
+            "neighbors": neighbors,
+            "epsilon": None if epsilon is None else repr(epsilon),
+        }
+    return {
+        "records": [_json_value(r) for r in records],
+        "n": n,
+        "neighbors": neighbors,
+        "epsilon": None if epsilon is None else float(epsilon),
+    }
 
 
 class BaselineStore:
@@ -187,10 +363,25 @@ class BaselineStore:
         return self.directory / f"{name}.json"
 
     def load(self, name: str) -> BaselineEntry | None:
+        """The baseline stored under ``name``, None when there is none.
+
+        Raises:
+            InvalidArgument: the file is not a baseline this dpverify reads (the message names the
+                file, the bad key and the fix).
+        """
         path = self.path(name)
         if not path.exists():
             return None
-        return BaselineEntry.from_json(path.read_text(encoding="utf-8"))
+        try:
+            return BaselineEntry.from_json(path.read_text(encoding="utf-8"))
+        except (ValueError, KeyError) as error:  # json.JSONDecodeError is a ValueError
+            from dpverify.errors import InvalidArgument
+
+            problem = f"no key {error}" if isinstance(error, KeyError) else str(error)
+            raise InvalidArgument(
+                f"dpverify baseline {name!r} ({path}) cannot be read: {problem}. Fix the file, or rewrite it "
+                "from a measurement with --dpverify-update-baselines."
+            ) from error
 
     def save(self, name: str, entry: BaselineEntry) -> None:
         path = self.path(name)
@@ -252,37 +443,41 @@ class BaselineStore:
                 f"dpverify baseline {name!r}: measured assuming the output ignores the order of the records "
                 f"({symmetry.evidence})"), stacklevel=2)
         measured = BaselineEntry(
-            instance={
-                "records": [repr(r) for r in records],
-                "n": n,
-                "neighbors": getattr(neighbors, "name", neighbors),
-                "epsilon": None if epsilon is None else repr(epsilon),
-            },
+            instance=_instance(records, n, neighbors, epsilon, SCHEMA_VERSION),
             epsilon_star=analysis.epsilon_star(),
             delta=None if epsilon is None else analysis.delta_for_epsilon(float(epsilon)),
             mechanism=getattr(mechanism, "__qualname__", repr(mechanism)),
         )
-        stored = self.load(name)
-        if stored is None or self.update:
+        stored = None if self.update else self.load(name)  # an update rewrites even an unreadable file
+        if stored is None:
+            existed = path.exists()
             self.save(name, measured)
-            self.events.append(f"{'updated' if stored else 'wrote'} baseline {path}")
+            self.events.append(f"{'updated' if existed else 'wrote'} baseline {path}")
             return measured
-        if stored.instance != measured.instance:
+        compared = _instance(records, n, neighbors, epsilon, stored.schema_version)
+        if stored.instance != compared:
             pytest.fail(
                 f"dpverify baseline {name!r} ({path}) was recorded on another instance:\n"
-                f"  stored:   {stored.instance}\n  measured: {measured.instance}\n"
+                f"  stored:   {stored.instance}\n  measured: {compared}\n"
                 "rerun with --dpverify-update-baselines if the change is intended.",
                 pytrace=False,
             )
+        if stored.schema_version != SCHEMA_VERSION:
+            self.events.append(
+                f"{name}: baseline {path} has schema_version {stored.schema_version} (numbers and records as "
+                f"text); read as it is. --dpverify-update-baselines rewrites it as schema_version {SCHEMA_VERSION}"
+            )
         worse = []
         if measured.epsilon_star > stored.epsilon_star + TOLERANCE:
-            worse.append(f"eps* {stored.epsilon_star:.12g} -> {measured.epsilon_star:.12g}")
+            worse.append(f"eps* {stored.epsilon_star:.12g} (baseline) -> {measured.epsilon_star:.12g} (measured)")
         if (
             measured.delta is not None
             and stored.delta is not None
             and measured.delta > stored.delta + TOLERANCE
         ):
-            worse.append(f"delta(eps={epsilon}) {stored.delta:.12g} -> {measured.delta:.12g}")
+            worse.append(
+                f"delta(eps={epsilon}) {stored.delta:.12g} (baseline) -> {measured.delta:.12g} (measured)"
+            )
         if worse:
             pytest.fail(
                 f"dpverify: privacy loss of {name!r} worsened against its baseline {path}: "
@@ -344,9 +539,9 @@ def pytest_configure(config: pytest.Config) -> None:
                 "--dpverify-profile and --hypothesis-profile both select a Hypothesis profile; "
                 f"pass one of them (e.g. --hypothesis-profile={PROFILES[profile]})."
             )
-        import hypothesis  # registers the profiles (register_profiles_on_import)
+        import hypothesis  # its entry point registers the profiles
 
-        register_profiles()  # idempotent: covers a session where the import hook is gone
+        register_profiles()  # a no-op then; registers them when the entry point could not run
         config.stash[_PREVIOUS_PROFILE_KEY] = hypothesis.settings.get_current_profile_name()
         hypothesis.settings.load_profile(PROFILES[profile])
 
@@ -357,6 +552,18 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         import hypothesis
 
         hypothesis.settings.load_profile(previous)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    """Before a :func:`~dpverify.integrations.strategies.privacy_property` test runs, name its
+    Hypothesis report ("Failing test case: ...") after the test as collected, e.g. ``test_search``
+    for ``test_search = privacy_property(...)``."""
+    function = getattr(item, "obj", None)
+    if function is not None and getattr(function, "_dpverify_privacy_property", False):
+        from dpverify.integrations.strategies import _rename_privacy_property
+
+        _rename_privacy_property(function, getattr(item, "originalname", item.name))
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

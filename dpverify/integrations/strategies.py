@@ -9,7 +9,7 @@ strategy is built, not when it is drawn from):
 * :func:`datasets` — tuples of ``n`` records from a universe;
 * :func:`neighboring_pairs` — ``(D, D')`` neighbouring under ``"substitute"`` (same size, one
   position replaced by a different record) or ``"add_remove"`` (``D'`` is ``D`` with one entry
-  removed).
+  removed), as :class:`NeighboringPair` tuples, which Hypothesis prints one dataset per line.
 
 Users write their own ``@given(neighboring_pairs(records, n=3))`` tests of a learner with them.
 
@@ -46,6 +46,7 @@ __all__ = [
     "concept_classes",
     "datasets",
     "neighboring_pairs",
+    "NeighboringPair",
     "privacy_property",
     "NEIGHBOR_RELATIONS",
     "MAX_RANDOM_CONCEPTS",
@@ -153,23 +154,42 @@ def datasets(records: Sequence[Hashable], *, n: int) -> SearchStrategy[tuple]:
     return st.tuples(*[st.sampled_from(universe)] * n)
 
 
+class NeighboringPair(tuple):
+    """A pair ``(D, D')`` drawn by :func:`neighboring_pairs`: a plain 2-tuple that Hypothesis prints
+    one dataset per line when it does not fit on one, never one record per line."""
+
+    __slots__ = ()
+
+    def __new__(cls, dataset: tuple, neighbor: tuple) -> NeighboringPair:
+        return super().__new__(cls, (dataset, neighbor))
+
+    def __repr__(self) -> str:
+        return f"({self[0]!r}, {self[1]!r})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # Hypothesis's (IPython's) printer
+        with printer.group(1, "(", ")"):
+            printer.text(f"{self[0]!r},")
+            printer.breakable()
+            printer.text(repr(self[1]))
+
+
 @composite
 def _neighboring_pairs(
     draw: st.DrawFn, universe: tuple, n: int, neighbors: str
-) -> tuple[tuple, tuple]:
+) -> NeighboringPair:
     dataset = draw(st.tuples(*[st.sampled_from(universe)] * n))
     position = draw(st.integers(0, n - 1))
     if neighbors == "add_remove":
-        return dataset, dataset[:position] + dataset[position + 1 :]
+        return NeighboringPair(dataset, dataset[:position] + dataset[position + 1 :])
     others = [r for r in universe if r != dataset[position]]
     replacement = draw(st.sampled_from(others))
-    return dataset, dataset[:position] + (replacement,) + dataset[position + 1 :]
+    return NeighboringPair(dataset, dataset[:position] + (replacement,) + dataset[position + 1 :])
 
 
 def neighboring_pairs(
     records: Sequence[Hashable], *, n: int, neighbors: str = "substitute"
-) -> SearchStrategy[tuple[tuple, tuple]]:
-    """Pairs ``(D, D')`` of neighbouring datasets over ``records``.
+) -> SearchStrategy[NeighboringPair]:
+    """Pairs ``(D, D')`` of neighbouring datasets over ``records``, as :class:`NeighboringPair` tuples.
 
     Args:
         records: the record universe.
@@ -218,7 +238,8 @@ def _witness_message(
         f"  P[M(D') in S] = {float(q_mass):.12g} ({q_mass})\n"
         f"  P[M(D) in S] - e^eps * P[M(D') in S] = {float(p_mass) - factor * float(q_mass):.12g}"
         f" > delta = {float(delta):.12g}\n"
-        f"  pair: delta(eps) = {measured_delta:.12g}, eps* = {loss:.6g}\n"
+        f"  this pair: eps* = {loss:.6g} (fails every epsilon < eps* at delta = 0), "
+        f"delta(eps={epsilon}) = {measured_delta:.12g}\n"
         "  (found by a Hypothesis search in float64; dpverify.verify(...) gives the exhaustive, "
         "certified verdict)"
     )
@@ -241,14 +262,18 @@ def privacy_property(
     neighbouring pair ``(D, D')`` from :func:`neighboring_pairs`; the test computes both exact
     output distributions, their symmetric hockey-stick divergence at ``epsilon`` and their pure
     privacy loss ``eps*``, reports ``hypothesis.target(min(eps*, TARGET_CAP))`` so the search climbs
-    toward the worst pair, and fails when the engine (:func:`dpverify.verdict.engine.decide_pair`, the same
-    states and float error model as :func:`dpverify.verify`) does not pass the pair. Hypothesis then shrinks the failure to a small witness: the message
-    names both datasets, the output set ``S = {o : P(o) > e^eps Q(o)}`` and ``P(S)``, ``Q(S)``.
+    toward the worst pair, and fails when the engine (:func:`dpverify.verdict.engine.decide_pair`,
+    the same states and float error model as :func:`dpverify.verify`) does not pass the pair.
+    Hypothesis then shrinks the failure to a small witness. The message names both datasets (one
+    line each), the output set ``S = {o : P(o) > e^eps Q(o)}``, ``P(S)`` and ``Q(S)``, and the
+    pair's ``eps*`` and ``delta(epsilon)``; under pytest no frame of dpverify is shown, and
+    Hypothesis's "Failing test case" carries the name the test is collected under.
 
     This is a *search*, not a proof: it is for instances too large to enumerate, and passing
     means no violation was found in ``max_examples`` pairs. :func:`dpverify.verify` is the
-    exhaustive, certified path. Other Hypothesis settings (derandomize, database, ...) come from
-    the active profile, e.g. ``pytest --dpverify-profile=ci``.
+    exhaustive, certified path. Other Hypothesis settings (derandomize, database, phases, ...)
+    come from the active profile, e.g. ``pytest --dpverify-profile=ci``, except the explain phase,
+    which is off: it would list lines of dpverify, not of your code.
 
     Args:
         mechanism: a callable ``dataset (tuple of records) -> Mapping[outcome, probability]``.
@@ -276,6 +301,7 @@ def privacy_property(
     eps_float = float(epsilon)
 
     def test_privacy_property(pair: tuple[tuple, tuple]) -> None:
+        __tracebackhide__ = True  # a failure shows the witness, not dpverify's source
         dataset, neighbor = pair
         p, q = _distribution(mechanism, dataset), _distribution(mechanism, neighbor)
         loss = epsilon_star(p, q)
@@ -301,10 +327,49 @@ def privacy_property(
 
     name = getattr(mechanism, "__name__", type(mechanism).__name__)
     identifier = re.sub(r"\W", "_", name).strip("_") or "mechanism"
+    # Hypothesis prints this name in "Failing test case: <name>(pair=...)"; under pytest the
+    # plugin renames it to the name the test was collected under (see _rename_privacy_property).
     test_privacy_property.__name__ = f"test_{identifier}_privacy"
     test_privacy_property.__qualname__ = test_privacy_property.__name__
     # Distinct Hypothesis database keys for distinct claims (they share this source code).
     claim = f"{getattr(mechanism, '__qualname__', name)}|{n}|{epsilon!r}|{delta!r}|{neighbors}"
     test_privacy_property._hypothesis_internal_add_digest = claim.encode()  # type: ignore[attr-defined]
-    configured = hypothesis.settings(max_examples=max_examples, deadline=None)
-    return configured(hypothesis.given(pair=pairs)(test_privacy_property))
+    # The explain phase would list the lines of dpverify that only failing pairs ran: dpverify's
+    # internals, not the user's code. The other phases are the active profile's.
+    phases = [phase for phase in hypothesis.settings().phases if phase is not hypothesis.Phase.explain]
+    configured = hypothesis.settings(max_examples=max_examples, deadline=None, phases=phases)
+    search = configured(hypothesis.given(pair=pairs)(test_privacy_property))
+    search._dpverify_privacy_property = True  # type: ignore[attr-defined]
+    _hide_from_pytest_tracebacks(search)
+    return search
+
+
+def _hide_from_pytest_tracebacks(search: Callable[..., Any]) -> None:
+    """Hide the frame of Hypothesis's signature-copying proxy from pytest's tracebacks.
+
+    ``@given`` returns a proxy compiled in a module of Hypothesis's own that claims the wrapped
+    function's file and first line, so pytest shows it as a frame of ``strategies.py`` (with a line
+    of this module's source, not even the one running). pytest hides a frame whose globals hold
+    ``__tracebackhide__``. That module holds nothing but proxies of this name and signature
+    (Hypothesis compiles one per distinct source and marks it ``__hypothesistracebackhide__`` for
+    its own trimming), so it is marked here too. A proxy compiled anywhere else is left alone.
+    """
+    namespace = getattr(search, "__globals__", {})
+    if namespace.get("__hypothesistracebackhide__") is True and str(namespace.get("__name__", "")).startswith(
+        "hypothesis_temporary_module_"
+    ):
+        namespace["__tracebackhide__"] = True
+
+
+def _rename_privacy_property(search: Callable[..., Any], name: str) -> None:
+    """Name the test :func:`privacy_property` returned ``name`` in Hypothesis's report.
+
+    Hypothesis names the failing test case after the function it runs, which
+    :func:`privacy_property` names after the mechanism (``test_<mechanism>_privacy``); the user's
+    module binds it to a name of their own (``test_search = privacy_property(...)``), the name
+    pytest reports. The pytest plugin calls this with that name before the test runs. Anything
+    else passed as ``search`` is left alone.
+    """
+    if getattr(search, "_dpverify_privacy_property", False):
+        inner = search.hypothesis.inner_test  # type: ignore[attr-defined]
+        inner.__name__ = inner.__qualname__ = name

@@ -9,13 +9,15 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from dpverify import Distribution, InvalidArgument, analyze, check_exchangeable
 from dpverify.finite.records import CONCEPT_CLASSES, ConceptClass, labeled_records
 from dpverify.integrations.strategies import (
     MAX_RANDOM_CONCEPTS,
+    NeighboringPair,
+    _rename_privacy_property,
     concept_classes,
     datasets,
     neighboring_pairs,
@@ -91,7 +93,9 @@ def test_datasets_have_n_records_from_the_universe(data):
 def test_substitute_pairs_differ_in_exactly_one_position(data):
     records = data.draw(record_universes())
     n = data.draw(st.integers(1, 4))
-    dataset, neighbor = data.draw(neighboring_pairs(records, n=n))
+    pair = data.draw(neighboring_pairs(records, n=n))
+    assert isinstance(pair, NeighboringPair)
+    dataset, neighbor = pair
     assert len(dataset) == len(neighbor) == n
     assert set(dataset) | set(neighbor) <= set(records)
     assert sum(a != b for a, b in zip(dataset, neighbor)) == 1
@@ -104,6 +108,19 @@ def test_add_remove_pairs_drop_one_entry(data):
     dataset, neighbor = data.draw(neighboring_pairs(records, n=n, neighbors="add_remove"))
     assert len(dataset) == n and len(neighbor) == n - 1
     assert any(dataset[:i] + dataset[i + 1 :] == neighbor for i in range(n))
+
+
+def test_a_neighboring_pair_is_a_tuple_hypothesis_prints_one_dataset_per_line():
+    from hypothesis.vendor.pretty import pretty  # the printer of Hypothesis's "Failing test case"
+
+    short = NeighboringPair((0, 1), (0, 2))
+    assert short == ((0, 1), (0, 2)) and isinstance(short, tuple) and repr(short) == "((0, 1), (0, 2))"
+    assert pretty(short) == "((0, 1), (0, 2))"
+    long = NeighboringPair((0,) * 30, (2,) + (0,) * 29)
+    zeros = ", ".join(["0"] * 29)
+    # A plain tuple this long is printed one record per line (60 lines); this one takes two.
+    assert len(pretty(((0,) * 30, (2,) + (0,) * 29)).splitlines()) == 60
+    assert pretty(long).splitlines() == [f"((0, {zeros}),", f" (2, {zeros}))"]
 
 
 @pytest.mark.parametrize(
@@ -178,10 +195,35 @@ def test_privacy_property_passes_randomized_response_with_a_sufficient_delta():
     privacy_property(randomized_response, records=labeled_records(1), n=1, epsilon=1, delta=0.08)()
 
 
-def test_privacy_property_is_named_after_the_mechanism():
-    assert privacy_property(label_sum, records=labeled_records(1), n=1, epsilon=1).__name__ == (
-        "test_label_sum_privacy"
-    )
+def test_privacy_property_is_named_after_the_mechanism_until_renamed():
+    search = privacy_property(label_sum, records=labeled_records(1), n=2, epsilon=1)
+    assert search.__name__ == "test_label_sum_privacy"
+    _rename_privacy_property(search, "test_search")  # what the pytest plugin does before the test runs
+    with pytest.raises(AssertionError) as failure:
+        search()
+    notes = "\n".join(getattr(failure.value, "__notes__", []))
+    assert "Failing test case: test_search(" in notes and "test_label_sum_privacy" not in notes
+
+    def plain():
+        pass
+
+    _rename_privacy_property(plain, "other")  # not a privacy_property test: left alone
+    assert plain.__name__ == "plain"
+
+
+def test_privacy_property_runs_the_profiles_phases_but_explain():
+    # explain would list dpverify's own lines that only failing pairs ran
+    search = privacy_property(label_sum, records=labeled_records(1), n=1, epsilon=1)
+    phases = search._hypothesis_internal_use_settings.phases
+    assert set(phases) == set(settings.default.phases) - {Phase.explain}
+    settings.register_profile("dpverify-test-generate-only", phases=[Phase.generate, Phase.explain])
+    previous = settings.get_current_profile_name()
+    settings.load_profile("dpverify-test-generate-only")
+    try:
+        search = privacy_property(label_sum, records=labeled_records(1), n=1, epsilon=1)
+    finally:
+        settings.load_profile(previous)
+    assert search._hypothesis_internal_use_settings.phases == (Phase.generate,)
 
 
 # -- declared exchangeability ----------------------------------------------------------------------
