@@ -105,7 +105,7 @@ TOLERANCE = 1e-9
 SCHEMA_VERSION = 2
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
-Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
+Mechanism = Callable[[tuple], Mapping[Any, Any]]  # Mapping is invariant in its key: dict[int, Fraction] must fit
 
 
 def assert_private(

@@ -60,7 +60,7 @@ MAX_RANDOM_CONCEPTS = 8
 #: ``hypothesis.target`` needs finite scores: an infinite privacy loss is reported as this value.
 TARGET_CAP = 1e6
 
-Mechanism = Callable[[tuple], Mapping[Hashable, Any]]
+Mechanism = Callable[[tuple], Mapping[Any, Any]]  # Mapping is invariant in its key: dict[int, Fraction] must fit
 
 
 def _check_positive_int(name: str, value: Any, *, minimum: int = 1) -> None:
