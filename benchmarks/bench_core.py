@@ -22,7 +22,9 @@ What is measured and what is extrapolated (the output labels every number):
 Every time is the best of several runs, as wall time and as this process's CPU time: the CPU
 figures are the stabler ones on a shared machine. Nothing is asserted about time.
 
-Run: ``make bench`` or ``PYTHONPATH=. python3 benchmarks/bench_core.py``.
+Run: ``make bench`` or ``PYTHONPATH=. python3 benchmarks/bench_core.py``; ``... bench_core.py --against
+REF [ROUNDS]`` times the black-box and exchangeable verify calls on this checkout and on commit
+``REF`` instead, interleaved, best of ROUNDS (default 3), results compared (``benchmarks/_against.py``).
 """
 
 from __future__ import annotations
@@ -267,5 +269,39 @@ def main() -> None:
     print(f"  pair-count ratio n={N_TARGET}: {pairs_8:,} / {ex.pairs:,} = {pairs_8 / ex.pairs:,.0f}x")
 
 
+#: The same verify calls on this checkout and on another commit (``--against REF``): the sweep
+#: kernel's and the exchangeable path's speed-ups measured in one run, interleaved, best of 3.
+AGAINST = {
+    "black-box EM |X|=4 n=6 (5.5 M pairs)": """
+from dpverify import verify
+from dpverify.finite.records import labeled_records
+from dpverify.mechanisms.exponential import threshold_learner
+m, r = threshold_learner(4, epsilon=1.0), labeled_records(4)
+verify(m, records=r, n=3, epsilon=1.0, exchangeable=False)  # imports and first-call costs out of the timing
+def run():
+    result = verify(m, records=r, n=6, epsilon=1.0, exchangeable=False, max_pairs=10**10)
+    return [repr(result.epsilon), repr(result.delta), str(result.verdict), result.pairs]
+report(run)
+""",
+    "exchangeable EM |X|=4 n=14": """
+from dpverify import verify
+from dpverify.finite.records import labeled_records
+from dpverify.mechanisms.exponential import threshold_learner
+m, r = threshold_learner(4, epsilon=1.0), labeled_records(4)
+verify(m, records=r, n=3, epsilon=1.0)
+def run():
+    result = verify(m, records=r, n=14, epsilon=1.0, max_pairs=10**10)
+    return [repr(result.epsilon), repr(result.delta), str(result.verdict), result.pairs]
+report(run)
+""",
+}
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) > 2 and sys.argv[1] == "--against":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from _against import compare
+
+        compare(AGAINST, sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+    else:
+        main()
