@@ -292,8 +292,9 @@ def _estimate(args: argparse.Namespace, sampler: Callable) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import audit_cases, format_table, run_audit, stderr_progress
+    from dpverify.integrations.audit import audit_cases, run_audit, stderr_progress
     from dpverify.integrations.report import audit_document, write_reports
+    from dpverify.integrations.terminal import print_table
     from dpverify.verdict.engine import Verdict
 
     output = _output_directory(args.output) if args.output else None  # before any work
@@ -311,7 +312,7 @@ def _audit(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(audit_document(rows), indent=2, default=str))
     else:
-        print(format_table(rows))
+        print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
         paths = write_reports(rows, output)
@@ -332,7 +333,8 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _claim(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import AuditCase, Expect, claim_measurements, format_table, run_audit
+    from dpverify.integrations.audit import AuditCase, Expect, claim_measurements, run_audit
+    from dpverify.integrations.terminal import print_table
 
     measurements = claim_measurements()
     measure = measurements.get(args.claim_id.upper())
@@ -359,7 +361,7 @@ def _claim(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
     except InvalidArgument as error:
         raise InvalidArgument(f"{error} (on the command line: --outside-preconditions)") from None
-    print(format_table(rows))
+    print_table(rows)
     measurement = rows[0].measurement
     if measurement.witness:
         print("\nwitness:\n" + measurement.witness)
