@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Series", "line_chart", "wants_log_scale", "LOG_RATIO"]
+__all__ = ["Series", "line_chart", "omitted", "wants_log_scale", "LOG_RATIO"]
 
 #: Series whose magnitudes differ by more than this share a logarithmic y axis.
 LOG_RATIO = 10.0
@@ -86,8 +86,8 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, title: s
     """An ``<svg>`` element: ``series`` on one axes with a legend, ``title`` as its accessible name.
 
     Args:
-        series: the series; points with a non-finite y are left out (so are y <= 0 on a log axis),
-            and the chart's note says how many (see :func:`omitted`).
+        series: the series; points with a non-finite y are left out (so are y <= 0 on a log axis:
+            :func:`omitted` counts them, for the page to say so).
         x_label, y_label: the axis labels.
         title: the chart's accessible name (``<title>``); the page prints the visible title.
         prefix: a prefix for every id in the SVG, unique on the page (``"chart-3-"``).

@@ -20,7 +20,7 @@ import html
 from collections.abc import Sequence
 from typing import Any
 
-from dpverify.integrations.charts import Series, line_chart
+from dpverify.integrations.charts import Series, line_chart, omitted
 from dpverify.integrations.presentation import (
     LEGEND,
     VERDICT_LEGEND,
@@ -127,6 +127,12 @@ def _legend() -> str:
     return f'<dl class="legend">{terms}</dl>\n<h3>Verdicts</h3>\n<dl class="legend verdicts">{verdicts}</dl>'
 
 
+def _left_out(series: Sequence[Series]) -> str:
+    """The chart note's words on the points not drawn (:func:`~dpverify.integrations.charts.omitted`)."""
+    count = omitted(series)
+    return f" {count} point(s) not drawn: infinite, or not positive on the log axis." if count else ""
+
+
 class _Charts:
     """The page's charts, numbered as they are made; each knows the rows it links back to."""
 
@@ -152,10 +158,11 @@ class _Charts:
             measured = tuple((v, r.measurement.epsilon_star / v) for v, r in zip(values, group))
             claimed = tuple((v, r.measurement.claimed_epsilon / v) for v, r in zip(values, group))
             title = f"Sweep: {series.name}"
-            svg = line_chart([Series(f"measured ε*/{greek(x)}", measured), Series(f"claimed ε/{greek(x)}", claimed)],
-                             x_label=greek(x), y_label=f"ratio to {greek(x)}", title=title, prefix=f"{anchor}-")
+            drawn = [Series(f"measured ε*/{greek(x)}", measured), Series(f"claimed ε/{greek(x)}", claimed)]
+            svg = line_chart(drawn, x_label=greek(x), y_label=f"ratio to {greek(x)}", title=title, prefix=f"{anchor}-")
             note = (f"The measured ratio eps*/{x} beside the claim's own ratio as {x} shrinks: a bounded measured "
-                    "ratio is what an O(.) claim predicts; the claim's explicit constant is an upper bound.")
+                    "ratio is what an O(.) claim predicts; the claim's explicit constant is an upper bound."
+                    + _left_out(drawn))
             self.figures.append(self._figure(anchor, title, note, svg,
                                              self._back(group, lambda r: f"{x}={number(float(r.case.parameters[x]))}")))
             for r in group:
@@ -170,10 +177,11 @@ class _Charts:
             anchor = f"profile-{n}"
             title = f"Privacy profile δ(ε): {r.case.claim} {r.case.mechanism}"
             points = tuple((float(p["epsilon"]), float(p["delta"])) for p in profile)
-            svg = line_chart([Series("worst-case δ(ε) over all pairs", points)], x_label="ε", y_label="δ",
-                             title=title, prefix=f"{anchor}-")
+            drawn = [Series("worst-case δ(ε) over all pairs", points)]
+            svg = line_chart(drawn, x_label="ε", y_label="δ", title=title, prefix=f"{anchor}-")
             note = (f"{r.case.instance}. Claimed (eps={number(r.measurement.claimed_epsilon)}, "
-                    f"delta={number(r.measurement.claimed_delta)}); measured eps*={number(r.measurement.epsilon_star)}.")
+                    f"delta={number(r.measurement.claimed_delta)}); measured eps*={number(r.measurement.epsilon_star)}."
+                    + _left_out(drawn))
             self.figures.append(self._figure(anchor, title, note, svg, self._back([r], lambda r: f"row {n}")))
             self._link(r, anchor, "δ(ε)")
 

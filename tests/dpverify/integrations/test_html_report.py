@@ -211,3 +211,17 @@ def test_matplotlib_and_rich_load_only_when_a_report_or_table_is_drawn():
     done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=120,
                           check=True)
     assert json.loads(done.stdout) == []
+
+
+def test_a_chart_says_how_many_points_it_could_not_draw():
+    from dataclasses import replace
+
+    from dpverify.integrations.charts import omitted
+
+    # an infinite eps* (a mutant outputting its data) has no ratio to draw: the sweep's note counts it
+    infinite = replace(rows()[1], measurement=replace(rows()[1].measurement, epsilon_star=float("inf")))
+    text = html_report([rows()[0], infinite], generated=GENERATED)
+    note = re.search(r'<figure class="chart" id="sweep-1"><h3>[^<]*</h3>\n<p>([^<]*)</p>', text).group(1)
+    assert note.endswith(" 1 point(s) not drawn: infinite, or not positive on the log axis.")
+    assert omitted([Series("a", ((0, 1.0), (1, float("nan"))))]) == 1
+    assert omitted([Series("a", ((0, 0.0), (1, 1.0))), Series("b", ((0, 50.0), (1, 60.0)))]) == 1  # log: 0 left out
