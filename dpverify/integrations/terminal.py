@@ -92,7 +92,7 @@ def _legend(counts: Counts, *, ascii_only: bool) -> Any:
             continue
         if marks:
             marks.append("; ")
-        marks.append(f"{symbol(state, ascii_only=ascii_only)} {meaning}", style=KIND_STYLES[kind])
+        marks.append(f"{symbol(state, ascii_only=ascii_only)} {meaning}", style=KIND_STYLES[kind].replace("bold ", ""))
     grid.add_row("verdict", marks)
     return grid
 
@@ -103,7 +103,7 @@ def _notes(rows: Sequence[Any]) -> list[str]:
     if not assumed:
         return []
     return ["holds, assuming: the verdict rests on an assumption the audit accepted, tested but not proved:",
-            *(f"  {r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}" for r in assumed)]
+            *(f"{r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}" for r in assumed)]
 
 
 def render_table(rows: Sequence[Any], *, width: int | None = None, color: bool = False,
@@ -118,6 +118,7 @@ def render_table(rows: Sequence[Any], *, width: int | None = None, color: bool =
         ascii_only: marks and rules in ASCII, for streams that cannot encode ✓.
     """
     from rich.console import Console, Group
+    from rich.padding import Padding
     from rich.text import Text
 
     counts = Counts.of(rows)
@@ -130,7 +131,7 @@ def render_table(rows: Sequence[Any], *, width: int | None = None, color: bool =
     parts: list[Any] = [_table(rows, stacked=stacked, ascii_only=ascii_only)]
     notes = _notes(rows)
     if notes:
-        parts += [Text(""), Text("\n".join(notes))]
+        parts += [Text(""), Text(notes[0]), *(Padding(Text(note), (0, 0, 0, 2)) for note in notes[1:])]
     prose = [Text(""), _legend(counts, ascii_only=ascii_only), Text(""), Text(counts.summary(), style=summary_style)]
     out = io.StringIO()
     for group, group_width in ((parts, limit), (prose, min(limit, _PROSE))):
