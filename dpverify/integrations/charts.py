@@ -136,7 +136,7 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, title: s
         axes.yaxis.set_major_formatter(formatter)
         axes.set_xlabel(x_label)
         axes.set_ylabel(y_label + (" (log scale)" if log else ""))
-        axes.legend(loc="best", fontsize=9)
+        figure.legend(loc="outside upper center", ncols=min(len(drawable), 3), fontsize=9)  # never over the data
         out = io.StringIO()
         figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     return _inline(out.getvalue(), title, prefix)

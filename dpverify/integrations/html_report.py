@@ -60,8 +60,8 @@ table.audit th{position:sticky;top:0;background:#f6f8fa;border-bottom:2px solid 
 table.audit td{border-bottom:1px solid #eaeef2;padding:3px 6px;vertical-align:top}
 table.audit tr.unexpected td{background:#ffebe9} table.audit tr.undecided td{background:#fff8c5}
 table.audit tr:target td{outline:2px solid #0969da;outline-offset:-2px}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.instance{color:#424a53;min-width:24em} td.mech{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums} td.num{white-space:nowrap}
+td.instance{color:#424a53;min-width:20em} td.mech{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:1.2em}
 figure.chart{margin:0;padding:.8em;border:1px solid #d0d7de;border-radius:6px;scroll-margin-top:1em}
 figure.chart:target{border-color:#0969da;box-shadow:0 0 0 2px #0969da}
@@ -191,6 +191,11 @@ class _Charts:
                 f"{svg}\n{back}</figure>")
 
 
+def _breakable(name: str) -> str:
+    """A snake_case name that may wrap after its underscores (``<wbr>``), escaped."""
+    return html.escape(name).replace("_", "_<wbr>")
+
+
 def _figure_cell(value: float) -> str:
     """A figure to 4 digits; when that rounds, the full value on hover."""
     shown = number(value)
@@ -216,7 +221,7 @@ def _table(rows: Sequence[Any], charts: _Charts) -> str:
         row_class = f' class="{kind.value}"' if kind in (Kind.UNEXPECTED, Kind.UNDECIDED) else ""
         lines.append(
             f'<tr id="row-{n}"{row_class}><td>{html.escape(r.case.claim)}</td>'
-            f"<td class=\"mech\"{description}>{html.escape(r.case.mechanism)}</td>"
+            f"<td class=\"mech\"{description}>{_breakable(r.case.mechanism)}</td>"
             f'<td class="instance">{html.escape(r.case.instance)}</td>{numbers}'
             f'<td>{_badge(r)}</td><td class="num">{r.seconds:.2f}</td><td>{links}</td></tr>'
         )
