@@ -283,76 +283,51 @@ def run_audit(
     Args:
         cases: the audit cases.
         progress: a callable receiving one line per row, or True for a progress bar on stderr (rows
-            done, the current row, an ETA; shown once the audit has run for two seconds).
+            done, the current row, an ETA; shown once the audit has run for two seconds) when stderr
+            is a terminal, a line per row there otherwise.
         executor: where every row's work runs (:mod:`dpverify.parallel.executors`: ``"processes"``,
             ``"dask"``, a Dask client...), one pool or cluster for the whole audit; the figures are
             those of the serial run.
     """
     from dpverify.parallel.executors import use_executor
+    from dpverify.parallel.progress import terminal_bar
 
     rows = []
     cases = list(cases)
-    bar = None
-    if progress is True:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(cases), unit=" rows", delay=2.0, file=sys.stderr, dynamic_ncols=True, leave=False)
+    bar = terminal_bar("audit", len(cases), "rows") if progress is True else None
+    if progress is True and bar is None:
+        progress = stderr_progress  # stderr is not a terminal: a line per row
     try:
         with use_executor(executor):
             for index, case in enumerate(cases, 1):
                 if bar is not None:
-                    bar.set_description(f"{case.claim} {case.mechanism}", refresh=False)
+                    bar.update(index - 1, label=f"{case.claim} {case.mechanism}")
                 elif callable(progress):
                     progress(f"[{index}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance})")
                 started = time.perf_counter()
                 measurement = case.run()
                 rows.append(AuditRow(case, measurement, time.perf_counter() - started))
-                if bar is not None:
-                    bar.update(1)
+            if bar is not None:
+                bar.update(len(cases))
     finally:
         if bar is not None:
             bar.close()
     return rows
 
 
-def _number(value: float) -> str:
-    if isinstance(value, str):
-        return value
-    if math.isinf(value):
-        return "inf"
-    if math.isnan(value):
-        return "n/a"  # not computed (e.g. delta for a continuous output, decided for pure claims)
-    return f"{value:.4g}"
+def format_table(rows: Sequence[AuditRow], *, width: int | None = None, color: bool = False) -> str:
+    """The rows as a text table (claim, mechanism, instance, eps*, claimed eps, delta*, claimed delta,
+    slack, verdict, seconds), the notes on assumed verdicts, the legend and the summary line with
+    the counts (:func:`dpverify.integrations.terminal.render_table`).
 
+    Args:
+        rows: the audit rows.
+        width: wrap cells to this many columns (None: one line per row, nothing cut).
+        color: ANSI colours for the verdicts (False: plain text).
+    """
+    from dpverify.integrations.terminal import render_table
 
-def format_table(rows: Sequence[AuditRow]) -> str:
-    """A fixed-width text table: claim, mechanism, instance, eps*, claimed eps, delta*, claimed delta,
-    verdict, seconds."""
-    header = ("claim", "mechanism", "instance", "eps*", "claim eps", "delta*", "claim delta", "verdict", "s")
-    body = [
-        (
-            r.case.claim,
-            r.case.mechanism,
-            r.case.instance if len(r.case.instance) <= 72 else r.case.instance[:69] + "...",
-            _number(r.measurement.epsilon_star),
-            _number(r.measurement.claimed_epsilon),
-            _number(r.measurement.delta_star),
-            _number(r.measurement.claimed_delta),
-            r.verdict,
-            f"{r.seconds:.2f}",
-        )
-        for r in rows
-    ]
-    widths = [max(len(str(line[i])) for line in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
-    notes = [r for r in rows if r.verdict.startswith("holds") and r.measurement.assuming]
-    if notes:
-        lines.append("")
-        lines.append("holds, assuming: the verdict rests on an assumption the audit accepted, tested but not proved:")
-        lines += [f"  {r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}" for r in notes]
-    return "\n".join(lines)
+    return render_table(rows, width=width, color=color)
 
 
 def stderr_progress(line: str) -> None:

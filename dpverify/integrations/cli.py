@@ -9,7 +9,8 @@ Exit codes (one policy for every subcommand; :data:`EXIT_CODES`, also shown by `
   missed).
 * 2 — usage error, nothing was run: bad arguments, :class:`~dpverify.errors.InvalidArgument` (and
   :class:`~dpverify.errors.EnumerationTooLarge`), an unknown callable or claim, an ``--output``
-  that is a file, lies under a missing directory or cannot be written (checked before any work).
+  that is a file, lies under a missing directory or cannot be written, a ``--report`` that is not
+  an ``.html`` file in an existing directory one can write in (both checked before any work).
 * 3 — no verdict, the mechanism or the environment failed: :class:`~dpverify.errors.MechanismError`
   (the dataset is named), :class:`~dpverify.errors.NondeterministicMechanism`,
   :class:`~dpverify.errors.EnvironmentFailure`, an ``OSError``, an executor failure, or any other
@@ -68,7 +69,8 @@ exit codes:
      violated or a mutant missed)
   2  usage error, nothing was run: bad arguments, an invalid input (InvalidArgument,
      EnumerationTooLarge), an unknown callable or claim, an --output that is a file,
-     lies under a missing directory or cannot be written (checked before any work)
+     lies under a missing directory or cannot be written, a --report that is not an
+     .html file in a directory one can write in (both checked before any work)
   3  no verdict, the mechanism or the environment failed: MechanismError (the
      dataset is named), NondeterministicMechanism, EnvironmentFailure, OSError, an
      executor failure, or an unexpected exception (printed with its traceback; it
@@ -232,29 +234,67 @@ def _reporting_row(case: Any) -> Any:
     return replace(case, run=reporting)
 
 
+def _report_file(text: str) -> Path:
+    """The ``--report`` file, checked before any work starts: an ``.html`` name, not a directory,
+    in an existing directory where a file can be written. Raises InvalidArgument (exit 2)."""
+    path = Path(text).expanduser()
+    if path.suffix.lower() not in (".html", ".htm"):
+        raise InvalidArgument(
+            f"--report {text!r} must name an .html file (the report is one HTML page), e.g. --report check.html."
+        )
+    if path.is_dir():
+        raise InvalidArgument(f"--report {text!r} is a directory; give a file name in it, e.g. --report {path / 'check.html'}.")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise InvalidArgument(
+            f"--report {text!r}: its directory {parent} does not exist; create it first (mkdir -p {parent}) or "
+            "choose another --report."
+        )
+    try:
+        handle, name = tempfile.mkstemp(dir=parent, prefix=".dpverify-write-test-")
+        os.close(handle)
+        os.remove(name)
+    except OSError as error:
+        raise InvalidArgument(
+            f"--report {text!r}: cannot write in {parent} ({error.strerror or error}); choose a directory you can "
+            "write to, or fix its permissions."
+        ) from None
+    return path
+
+
+def _write_check_report(path: Path, result: Any, args: argparse.Namespace, profile: Any = None) -> None:
+    from dpverify.integrations.check_report import check_page
+
+    instance = f"records {args.records}" if args.domain_size is None else f"domain size {args.domain_size}"
+    instance += f", n={args.n}, {args.neighbors} neighbours"
+    path.write_text(check_page(result, mechanism=args.mechanism, instance=instance, profile=profile), encoding="utf-8")
+    print(f"\nreport written: {path}")
+
+
 def _check(args: argparse.Namespace) -> int:
     from dpverify.checking.checker import verify
     from dpverify.verdict.assumptions import blocking
 
+    report = _report_file(args.report) if args.report else None  # before any work
     mechanism = _load_callable(args.mechanism)
     if args.mode == "estimate":
-        return _estimate(args, mechanism)
+        return _estimate(args, mechanism, report)
     if args.mode == "sampler":
         from dpverify.finite.sampling import from_sampler
 
         mechanism = from_sampler(mechanism, max_paths=args.max_paths)
+    instance = {
+        "records": _parse_records(args),
+        "n": args.n,
+        "neighbors": args.neighbors,
+        "exchangeable": args.exchangeable,
+        "max_pairs": args.max_pairs,
+        "progress": _progress_wanted(args.progress),
+        "executor": args.executor,
+        "seed": args.seed,
+    }
     result = verify(
-        mechanism,
-        records=_parse_records(args),
-        n=args.n,
-        epsilon=_parse_number(args.epsilon, "epsilon"),
-        delta=_parse_number(args.delta, "delta"),
-        neighbors=args.neighbors,
-        exchangeable=args.exchangeable,
-        max_pairs=args.max_pairs,
-        progress=_progress_wanted(args.progress),
-        executor=args.executor,
-        seed=args.seed,
+        mechanism, epsilon=_parse_number(args.epsilon, "epsilon"), delta=_parse_number(args.delta, "delta"), **instance
     )
     print(result.summary())
     code = _verdict_exit(result.verdict)
@@ -263,10 +303,17 @@ def _check(args: argparse.Namespace) -> int:
         if any(a.name == "exchangeable" for a in blocking(getattr(result, "assumptions", ()))):
             print("On the command line: --assume-exchangeable accepts the declaration (the verdict then says it "
                   "assumes it), --black-box checks every ordered dataset, or choose a smaller --n or fewer records.")
+    if report is not None:
+        from dpverify.integrations.check_report import worst_case_profile
+
+        # a second pass over every pair (float64) for the picture; the verdict printed above is the certified one
+        profile = worst_case_profile(mechanism, epsilon_star=result.epsilon, claimed_epsilon=result.claimed_epsilon,
+                                     **{**instance, "seed": result.seed})
+        _write_check_report(report, result, args, profile)
     return code
 
 
-def _estimate(args: argparse.Namespace, sampler: Callable) -> int:
+def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None = None) -> int:
     """``check --estimate``: the sampler run on a real numpy Generator, a statistical lower bound."""
     from dpverify.checking.estimate import estimate_sampler
 
@@ -288,12 +335,15 @@ def _estimate(args: argparse.Namespace, sampler: Callable) -> int:
         executor=args.executor,
     )
     print(result.summary())
+    if report is not None:
+        _write_check_report(report, result, args)
     return _verdict_exit(result.verdict)
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import audit_cases, format_table, run_audit, stderr_progress
+    from dpverify.integrations.audit import audit_cases, run_audit, stderr_progress
     from dpverify.integrations.report import audit_document, write_reports
+    from dpverify.integrations.terminal import print_table
     from dpverify.verdict.engine import Verdict
 
     output = _output_directory(args.output) if args.output else None  # before any work
@@ -311,7 +361,7 @@ def _audit(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(audit_document(rows), indent=2, default=str))
     else:
-        print(format_table(rows))
+        print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
         paths = write_reports(rows, output)
@@ -332,7 +382,8 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _claim(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import AuditCase, Expect, claim_measurements, format_table, run_audit
+    from dpverify.integrations.audit import AuditCase, Expect, claim_measurements, run_audit
+    from dpverify.integrations.terminal import print_table
 
     measurements = claim_measurements()
     measure = measurements.get(args.claim_id.upper())
@@ -359,7 +410,7 @@ def _claim(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
     except InvalidArgument as error:
         raise InvalidArgument(f"{error} (on the command line: --outside-preconditions)") from None
-    print(format_table(rows))
+    print_table(rows)
     measurement = rows[0].measurement
     if measurement.witness:
         print("\nwitness:\n" + measurement.witness)
@@ -430,6 +481,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a progress bar with an ETA on stderr (default: when stderr is a terminal)")
     check.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
                        help="run on this machine's cores (processes) or a Dask LocalCluster (dask); same result")
+    check.add_argument("--report", metavar="FILE.html",
+                       help="also write the result as one HTML page: the verdict, the witness and the privacy profile "
+                            "delta(eps) (measured by a second pass over every pair); checked before the run: exit 2 if "
+                            "its directory is missing or cannot be written")
     check.set_defaults(handler=_check)
 
     audit = command("audit", "audit every claim on its default instance",

@@ -1,7 +1,9 @@
-"""Audit reports: JSON (machine-readable, diffable) and Markdown (for people).
+"""Audit reports: JSON (machine-readable, diffable), Markdown and HTML (for people).
 
 ``write_reports(rows, directory)`` writes ``audit.json``, ``audit.md`` and ``audit.html`` (the
-table with inline SVG plots of the O(eps) sweeps and privacy profiles). The JSON document is
+table with inline SVG charts of the O(eps) sweeps and privacy profiles,
+:mod:`~dpverify.integrations.html_report`). The Markdown and HTML reports open with the counts
+and the legend of :mod:`~dpverify.integrations.presentation`. The JSON document is
 ``{"dpverify_version": ..., "all_as_expected": bool, "results": [row, ...]}`` where each row has
 the keys ``claim``, ``mechanism``, ``parameters``, ``epsilon_star``, ``delta_star``,
 ``claimed_epsilon``, ``claimed_delta``, ``holds``, ``seconds`` (plus ``expected_violation``,
@@ -11,14 +13,22 @@ are written as the string ``"inf"``.
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from dpverify.integrations.audit import AuditRow, SweepSeries, format_table
+from dpverify.integrations.presentation import (
+    LEGEND,
+    VERDICT_LEGEND,
+    Counts,
+    Kind,
+    kind_of,
+    mark,
+    series_groups,
+    symbol,
+)
 
 __all__ = ["audit_document", "write_reports", "markdown_report", "html_report"]
 
@@ -34,15 +44,21 @@ def audit_document(rows: Sequence[AuditRow]) -> dict[str, Any]:
 
 
 def markdown_report(rows: Sequence[AuditRow]) -> str:
+    """The audit in Markdown: the counts, the legend, the table (verdicts marked ✓ holds,
+    ✗ VIOLATED (expected), · measured; a row not as expected in bold), each sweep's table, the details."""
+    counts = Counts.of(rows)
     lines = [
         "# dpverify audit",
         "",
-        "Every registered claim on its default instance, computed exactly (no sampling). "
-        "`eps*` is the worst-case privacy loss over all neighbouring pairs (for a stability claim the "
-        "measured stability, as the row's details say); `delta*` the worst hockey-stick divergence at the "
-        "claimed epsilon; `slack` the distance to the claim (claimed delta - delta* for (eps, delta) "
-        "claims, claimed eps - eps* otherwise). A mutant must violate the claim of the mechanism it "
-        "breaks (its parent, named in the details); measured rows report figures without a verdict.",
+        f"**{counts.summary()}.**",
+        "",
+        "Every registered claim on its default instance, computed exactly (no sampling). A mutant must violate "
+        "the claim of the mechanism it breaks (its parent, named in the details); measured rows report figures "
+        "without a verdict.",
+        "",
+        *(f"- `{term}`: {meaning}" for term, meaning in LEGEND),
+        *(f"- {symbol(state)} {meaning}" for kind, state, meaning in VERDICT_LEGEND
+          if kind is not Kind.UNEXPECTED or counts.unexpected),
         "",
         "| claim | mechanism | instance | eps* | claimed eps | delta* | claimed delta | slack | verdict | seconds |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -52,7 +68,7 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
         lines.append(
             f"| {r.case.claim} | `{r.case.mechanism}` | {r.case.instance} | {_fmt(m.epsilon_star)} | "
             f"{_fmt(m.claimed_epsilon)} | {_fmt(m.delta_star)} | {_fmt(m.claimed_delta)} | "
-            f"{_fmt(r.slack)} | {r.verdict} | {r.seconds:.2f} |"
+            f"{_fmt(r.slack)} | {_verdict(r)} | {r.seconds:.2f} |"
         )
     for series, group in _series(rows).items():
         x = series.variable
@@ -71,7 +87,7 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
             extra = [_fmt(m.details.get(c, r.case.parameters.get(c, "-"))) for c in series.columns]
             lines.append("| " + " | ".join([
                 _fmt(value), *extra, _fmt(m.epsilon_star), _fmt(m.epsilon_star / value),
-                _fmt(m.claimed_epsilon), _fmt(m.claimed_epsilon / value), r.verdict]) + " |")
+                _fmt(m.claimed_epsilon), _fmt(m.claimed_epsilon / value), _verdict(r)]) + " |")
     details = [r for r in rows if (r.measurement.details or r.measurement.witness or r.measurement.assumptions)
                and r.case.sweep is None]
     if details:
@@ -101,11 +117,13 @@ def markdown_report(rows: Sequence[AuditRow]) -> str:
 
 def _series(rows: Sequence[AuditRow]) -> dict[SweepSeries, list[AuditRow]]:
     """The rows of each sweep series, in order of first appearance."""
-    groups: dict[SweepSeries, list[AuditRow]] = {}
-    for r in rows:
-        if r.case.sweep is not None:
-            groups.setdefault(r.case.sweep, []).append(r)
-    return groups
+    return series_groups(rows)
+
+
+def _verdict(row: AuditRow) -> str:
+    """The verdict with its mark; in bold when the row is not as expected or UNDECIDED."""
+    shown = mark(row)
+    return f"**{shown}**" if kind_of(row) in (Kind.UNEXPECTED, Kind.UNDECIDED) else shown
 
 
 def _fmt(value: Any) -> str:
@@ -132,83 +150,11 @@ def write_reports(rows: Sequence[AuditRow], directory: str | Path) -> list[Path]
 __all__ += ["format_table"]
 
 
-def _svg_chart(title: str, series: dict[str, list[tuple[float, float]]], *, x_label: str, y_label: str) -> str:
-    """A small self-contained SVG line chart (no plotting library needed)."""
-    width, height, pad = 520, 300, 50
-    points = [p for values in series.values() for p in values if math.isfinite(p[1])]
-    if not points:
-        return ""
-    x_min, x_max = min(p[0] for p in points), max(p[0] for p in points)
-    y_min, y_max = 0.0, max(p[1] for p in points) * 1.05 or 1.0
-    x_span = (x_max - x_min) or 1.0
+def html_report(rows: Sequence[AuditRow], *, generated: str | None = None) -> str:
+    """The audit as one self-contained HTML page (:func:`dpverify.integrations.html_report.audit_page`):
+    version, ``generated`` (default: now) and counts in the header, the legend, the table with
+    coloured verdicts, charts of the O(eps) sweeps (measured eps*/eps against the claim's ratio) and
+    of the privacy profiles recorded by the rows, each linked from its rows and back."""
+    from dpverify.integrations.html_report import audit_page
 
-    def sx(x: float) -> float:
-        return pad + (x - x_min) / x_span * (width - 2 * pad)
-
-    def sy(y: float) -> float:
-        return height - pad - (y - y_min) / (y_max - y_min) * (height - 2 * pad)
-
-    colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" aria-label="{html.escape(title)}">',
-        f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="14">{html.escape(title)}</text>',
-        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="black"/>',
-        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="black"/>',
-        f'<text x="{width / 2}" y="{height - 12}" text-anchor="middle" font-size="12">{html.escape(x_label)}</text>',
-        f'<text x="14" y="{height / 2}" text-anchor="middle" font-size="12" transform="rotate(-90 14 {height / 2})">{html.escape(y_label)}</text>',
-    ]
-    for tick in range(5):
-        y = y_min + (y_max - y_min) * tick / 4
-        x = x_min + x_span * tick / 4
-        parts.append(f'<text x="{pad - 6}" y="{sy(y) + 4:.1f}" text-anchor="end" font-size="10">{y:.3g}</text>')
-        parts.append(f'<text x="{sx(x):.1f}" y="{height - pad + 14}" text-anchor="middle" font-size="10">{x:.3g}</text>')
-    for index, (name, values) in enumerate(series.items()):
-        colour = colours[index % len(colours)]
-        finite = [(x, y) for x, y in sorted(values) if math.isfinite(y)]
-        path = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in finite)
-        parts.append(f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{path}"/>')
-        parts += [f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{colour}"/>' for x, y in finite]
-        parts.append(f'<text x="{width - pad - 150}" y="{pad + 14 * index}" font-size="11" fill="{colour}">{html.escape(name)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
-
-
-def html_report(rows: Sequence[AuditRow]) -> str:
-    """The audit as one self-contained HTML page: the table, the O(eps) sweep plots (measured
-    eps*/eps against the proof's eps'/eps) and the privacy profiles recorded by the rows."""
-    head = ["claim", "mechanism", "instance", "eps*", "claimed eps", "delta*", "claimed delta", "verdict", "seconds"]
-    body = []
-    for r in rows:
-        m = r.measurement
-        cells = [r.case.claim, r.case.mechanism, r.case.instance, _fmt(m.epsilon_star), _fmt(m.claimed_epsilon),
-                 _fmt(m.delta_star), _fmt(m.claimed_delta), r.verdict, f"{r.seconds:.2f}"]
-        style = "" if r.as_expected else ' style="background:#fdd"'
-        body.append(f"<tr{style}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
-    assumed = [r for r in rows if r.measurement.holds and r.measurement.assuming]
-    notes = ""
-    if assumed:
-        notes = "<h2>Holds, assuming</h2><p>Verdicts resting on an assumption the audit accepted, tested but not proved:</p><ul>\n" + "\n".join(
-            f"<li>{html.escape(f'{r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}')}</li>"
-            for r in assumed) + "</ul>\n"
-    charts = []
-    for series, group in _series(rows).items():
-        x = series.variable
-        measured = [(float(r.case.parameters[x]), r.measurement.epsilon_star / float(r.case.parameters[x])) for r in group]
-        claimed = [(float(r.case.parameters[x]), r.measurement.claimed_epsilon / float(r.case.parameters[x])) for r in group]
-        charts.append(_svg_chart(f"{series.name}: ratio to {x}", {f"measured eps*/{x}": measured, f"claimed/{x}": claimed},
-                                 x_label=x, y_label="ratio"))
-    for r in rows:
-        profile = r.measurement.details.get("privacy_profile")
-        if profile:
-            charts.append(_svg_chart(f"privacy profile delta(eps): {r.case.claim} {r.case.mechanism} ({r.case.instance})",
-                                     {"worst-case delta(eps)": [(p["epsilon"], p["delta"]) for p in profile]},
-                                     x_label="eps", y_label="delta"))
-    return (
-        "<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>dpverify audit</title>"
-        "<style>body{font-family:sans-serif;margin:2em} table{border-collapse:collapse} "
-        "td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px}</style></head><body>\n"
-        "<h1>dpverify audit</h1><p>Every claim on its default instance, computed exactly (no sampling). "
-        "Rows not as expected are shaded red.</p>\n<table><tr>"
-        + "".join(f"<th>{h}</th>" for h in head) + "</tr>\n" + "\n".join(body) + "</table>\n" + notes + "<h2>Plots</h2>\n"
-        + "\n".join(charts) + "\n</body></html>\n"
-    )
+    return audit_page(rows, generated=generated)

@@ -105,7 +105,8 @@ def test_audit_table_and_reports(small_registry, capsys, tmp_path):
     code = main(["audit", "--claim", "c2", "--quiet", "--output", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0
-    assert "a_relabel" in out and "holds" in out
+    assert "a_relabel" in out and "✓ holds" in out
+    assert "1 row: 1 as expected (1 holds, 0 mutants caught), 0 measured, 0 unexpected, 0 undecided" in out
     assert "report written" in out
     document = json.loads((tmp_path / "audit.json").read_text())
     assert [r["claim"] for r in document["results"]] == ["C2"]

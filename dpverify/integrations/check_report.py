@@ -1,0 +1,171 @@
+"""``dpverify check ... --report FILE.html``: one mechanism's verdict as a self-contained HTML page.
+
+:func:`check_page` shows what ``dpverify check`` prints, laid out: the verdict against the claim,
+the measured figures, the witness (the two datasets, the output set, both probabilities and the
+inequality they break) and the worst-case privacy profile δ(ε) with the claim marked on it.
+
+The profile is measured by :func:`worst_case_profile`, a second pass over every neighbouring pair
+(:func:`dpverify.analyze`, float64, no certification): it is a picture of the mechanism, the
+verdict above it is the certified one. A sampled estimate (``--estimate``) has no exact profile: its
+page shows the verdict, the bound and the strongest event.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dpverify.integrations.charts import Series, line_chart
+from dpverify.integrations.html_report import page
+from dpverify.integrations.presentation import generated_now, number
+
+__all__ = ["check_page", "profile_grid", "worst_case_profile", "PROFILE_POINTS"]
+
+#: Values of epsilon at which the privacy profile is measured (plus eps* and the claimed epsilon).
+PROFILE_POINTS = 25
+
+
+def profile_grid(epsilon_star: float, claimed_epsilon: float, points: int = PROFILE_POINTS) -> list[float]:
+    """Where to measure delta(eps): ``points`` values evenly from 0 to a quarter past the larger of
+    eps* and the claimed epsilon (delta is 0 beyond a finite eps*), with both of them included.
+    With eps* infinite the curve never reaches 0: the grid goes to twice the claim (at least 1)."""
+    claimed = float(claimed_epsilon)
+    if math.isfinite(epsilon_star):
+        top = 1.25 * max(epsilon_star, claimed)
+    else:
+        top = max(2 * claimed, 1.0)
+    top = top or 1.0  # eps* = claim = 0: a constant mechanism
+    grid = {top * i / (points - 1) for i in range(points)}
+    grid |= {e for e in (epsilon_star, claimed) if math.isfinite(e)}
+    return sorted(grid)
+
+
+def worst_case_profile(mechanism: Callable, *, epsilon_star: float, claimed_epsilon: Any, records: Sequence,
+                       n: int, **options: Any) -> list[tuple[float, float]]:
+    """The worst-case privacy profile ``[(eps, delta(eps))]`` over every neighbouring pair, at
+    :func:`profile_grid` points: :func:`dpverify.analyze` with ``options`` (neighbors, exchangeable,
+    max_pairs, executor, seed, progress), then one float64 sweep per point."""
+    from dpverify.checking.checker import analyze
+
+    analysis = analyze(mechanism, records=records, n=n, **options)
+    grid = profile_grid(epsilon_star, float(claimed_epsilon))
+    return list(zip(grid, analysis.profile(grid)))
+
+
+_BANNER = {"HOLDS": "ok", "HOLDS_WITHIN_ROUNDING": "ok", "VIOLATED": "bad", "UNDECIDED": "open"}
+
+
+def _facts(result: Any) -> list[tuple[str, str]]:
+    """The figures of the result, as (name, value) rows."""
+    rows = [("claimed", f"eps={result.claimed_epsilon}, delta={result.claimed_delta}")]
+    if hasattr(result, "epsilon_lower_bound"):  # a sampled estimate
+        rows += [
+            ("epsilon, at least", f"{number(result.epsilon_lower_bound, 6)} (confidence {result.confidence:g})"),
+            ("input pairs", f"{result.input_set}: {result.pairs:,} pair(s), both directions, {result.datasets:,} datasets"),
+            ("samples", f"{result.samples:,} per dataset; seed {result.seed}"),
+        ]
+    else:
+        rows += [
+            ("eps* measured", number(result.epsilon, 6)),
+            ("delta at the claimed eps", number(result.delta, 6)),
+            ("pairs", f"{result.pairs:,} {result.neighbors} pairs over {result.datasets:,} datasets "
+                      f"({'exchangeable' if result.exchangeable else 'black-box'})"),
+            ("certified pairs", f"{result.certified_pairs:,}"),
+            ("exchangeability", result.exchangeability),
+            ("seed", str(result.seed)),
+        ]
+        rows += [(f"assumption: {a.name}", str(a)) for a in getattr(result, "assumptions", ())]
+    rows.append(("seconds", f"{result.seconds:.2f}"))
+    return rows
+
+
+def _outcomes(output_set: Any, limit: int = 20) -> str:
+    outcomes = sorted(output_set, key=repr)
+    shown = ", ".join(map(repr, outcomes[:limit]))
+    more = f", ... ({len(outcomes):,} outcomes)" if len(outcomes) > limit else ""
+    return f"{{{shown}{more}}}"
+
+
+def _witness(result: Any) -> str:
+    witness = result.witness
+    if witness is None:
+        return ""
+    if not hasattr(witness, "output_set"):  # a sampled event: its own text says it all
+        title = "Witness" if result.verdict.value == "VIOLATED" else "Strongest event"
+        return f"<h2 id=\"witness\">{title}</h2>\n<pre>{html.escape(str(witness))}</pre>"
+    within = getattr(witness, "within_rounding", False)
+    title = "Closest pair (within rounding)" if within else "Witness"
+    p, q = float(witness.p), float(witness.q)
+    bound = (math.exp(float(witness.epsilon)) * q if q > 0 else 0.0) + float(witness.delta)
+    relation = ">" if p > bound else "<="
+    rows = [
+        ("D", repr(witness.dataset)),
+        ("D'", repr(witness.neighbor)),
+        ("S (event)", _outcomes(witness.output_set)),
+        ("P[M(D) ∈ S]", f"{p:.12g}" + ("" if isinstance(witness.p, float) else f" (exactly {witness.p})")),
+        ("P[M(D') ∈ S]", f"{q:.12g}" + ("" if isinstance(witness.q, (float, int)) else f" (exactly {witness.q})")),
+        ("check", f"{p:.12g} {relation} e^eps · {q:.12g} + delta = {bound:.12g}"),
+    ]
+    table = "".join(f"<tr><th scope=\"row\">{html.escape(k, quote=False)}</th>"
+                    f"<td><code>{html.escape(v, quote=False)}</code></td></tr>" for k, v in rows)
+    lead = ("The pair of neighbouring datasets and the set of outputs on which the claim is broken: M(D) lands in "
+            "S more often than e^eps times M(D') does, plus delta." if not within else
+            "The pair closest to breaking the claim; its excess is within the rounding its float probabilities carry.")
+    return f"<h2 id=\"witness\">{title}</h2>\n<p>{html.escape(lead)}</p>\n<table class=\"facts\">{table}</table>"
+
+
+def _profile(result: Any, profile: Sequence[tuple[float, float]] | None) -> str:
+    if not profile:
+        return ""
+    claimed = (float(result.claimed_epsilon), float(result.claimed_delta))
+    title = "Privacy profile δ(ε)"
+    svg = line_chart(
+        [Series("worst-case δ(ε) over all pairs", tuple(profile)),
+         Series(f"claim (ε={number(claimed[0])}, δ={number(claimed[1])})", (claimed,), marker_only=True, marker="*")],
+        x_label="ε", y_label="δ", title=title, prefix="profile-",
+    )
+    note = ("The smallest delta for which the mechanism is (eps, delta)-DP, at each eps: the worst hockey-stick "
+            "divergence over every neighbouring pair, measured in float64 by a second pass (dpverify.analyze). "
+            "The claim holds where its star lies on or above the curve; the verdict above is the certified one.")
+    return (f'<h2>Privacy profile</h2>\n<figure class="chart" id="profile"><h3>{title}</h3>\n'
+            f"<p>{html.escape(note)}</p>\n{svg}</figure>")
+
+
+_STYLE = ("table.facts{border-collapse:collapse;margin:.5em 0 1em}"
+          "table.facts th{text-align:left;padding:3px 12px 3px 0;vertical-align:top;white-space:nowrap}"
+          "table.facts td{padding:3px 0}table.facts code{font-size:1em}figure.chart{max-width:700px}")
+
+
+def check_page(result: Any, *, mechanism: str, instance: str = "", profile: Sequence[tuple[float, float]] | None = None,
+               generated: str | None = None, version: str | None = None) -> str:
+    """The result of ``dpverify check`` as one HTML page.
+
+    Args:
+        result: a :class:`~dpverify.verdict.results.VerificationResult` (or the
+            :class:`~dpverify.verdict.results.EstimateResult` of ``--estimate``).
+        mechanism: how the mechanism was named (``MODULE:CALLABLE``).
+        instance: the instance checked, as text (records, n, neighbours).
+        profile: ``[(eps, delta(eps))]`` (:func:`worst_case_profile`), None for no chart.
+        generated: when, as the header shows it (default: now).
+        version: the dpverify version shown (default: the installed one).
+    """
+    if version is None:
+        from dpverify import __version__ as version
+    state = result.verdict.value
+    verdict_text = getattr(result, "verdict_text", state)
+    facts = "".join(f"<tr><th scope=\"row\">{html.escape(k, quote=False)}</th><td>{html.escape(v, quote=False)}</td></tr>"
+                    for k, v in _facts(result))
+    body = [
+        f"<header><h1>dpverify check: <code>{html.escape(mechanism)}</code></h1>",
+        f'<p class="meta">dpverify {html.escape(str(version))} &middot; generated {html.escape(generated or generated_now())}'
+        + (f" &middot; {html.escape(instance)}" if instance else "") + "</p>",
+        f'<p class="banner {_BANNER.get(state, "open")}" id="verdict">{html.escape(verdict_text)}</p></header>',
+        f'<table class="facts">{facts}</table>',
+        _witness(result),
+        _profile(result, profile),
+        "<h2>As printed</h2>",
+        f"<pre>{html.escape(result.summary())}</pre>",
+    ]
+    return page(f"dpverify check: {mechanism}", "\n".join(part for part in body if part), style=_STYLE)
