@@ -158,12 +158,17 @@ def _stabilised(rows: Sequence[AuditRow], path: Path) -> tuple[list[AuditRow], d
         return rows, document
     if not isinstance(previous, dict) or _stable_part(previous) != _stable_part(json.loads(contract.dumps(document))):
         return rows, document
-    rows = [replace(row, seconds=old["seconds"]) for row, old in zip(rows, previous["results"])]
+    rows = [replace(row, seconds=_seconds(old, row.seconds)) for row, old in zip(rows, previous["results"])]
     document = audit_document(rows)
     for key in VOLATILE_KEYS:
         if key in previous:
             document[key] = previous[key]
     return rows, document
+
+
+def _seconds(row: dict[str, Any], default: float) -> float:
+    value = row.get("seconds")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
 def _stable_part(document: dict[str, Any]) -> Any:
