@@ -13,7 +13,7 @@ import itertools
 import math
 import random
 import time
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +119,7 @@ class _Comparer:
 
 def exchangeability_check(
     mechanism: Mechanism, records: Sequence[Hashable], n: int, *, budget: float, seed: int, relative: float = 0.0,
-    reference: Callable[[tuple], Distribution] | None = None,
+    reference: Callable[[tuple], Distribution] | None = None, samples: int | None = None,
 ) -> SymmetryCheck:
     """Prove or test a declared exchangeability within ``budget`` seconds.
 
@@ -129,7 +129,9 @@ def exchangeability_check(
     says they fit in ``budget``: a proof. Otherwise
     random datasets (``seed``) are compared with every transposition of each and a random
     permutation, for the rest of the budget (at least 200, at most 20,000 datasets): a property
-    test, not a proof. Float outputs agree within ``relative`` of the larger value (the rounding of
+    test, not a proof. With ``samples`` there is no budget: beyond ``EXHAUSTIVE_SYMMETRY_LIMIT``
+    orderings exactly ``samples`` random datasets are tested (no rate is measured), so the check
+    and its evidence repeat exactly, on any machine. Float outputs agree within ``relative`` of the larger value (the rounding of
     one computation done in another order); exact ones exactly.
 
     ``reference(multiset)`` gives the run's own output on a multiset (its datasets sorted in
@@ -146,7 +148,10 @@ def exchangeability_check(
     total = len(records) ** n
     position = {r: i for i, r in enumerate(records)}
     seen: dict[tuple, Distribution] = {}
-    for count, dataset in enumerate(itertools.product(records, repeat=n)):
+    orderings: Iterable[tuple] = itertools.product(records, repeat=n)
+    if samples is not None and total > EXHAUSTIVE_SYMMETRY_LIMIT:
+        orderings = ()  # a fixed sample instead of a timed attempt at every ordering
+    for count, dataset in enumerate(orderings):
         if total > EXHAUSTIVE_SYMMETRY_LIMIT and (count == 64 or (count > 64 and count % 4096 == 0)):
             elapsed = time.perf_counter() - started
             if elapsed / count * total > budget:
@@ -163,23 +168,30 @@ def exchangeability_check(
         elif not compare.same(first, dist):
             return SymmetryCheck(compare.violation(key, dataset, first, dist), False, compare.evaluations, 0, seed)
     else:
-        return SymmetryCheck(None, True, total, 0, seed)  # every ordering compared (the sorted ones are the run's)
+        if samples is None or total <= EXHAUSTIVE_SYMMETRY_LIMIT:
+            return SymmetryCheck(None, True, total, 0, seed)  # every ordering compared (the sorted ones are the run's)
     rng = random.Random(seed)
-    samples = 0
-    while samples < _MAX_SAMPLES and (samples < _MIN_SAMPLES or time.perf_counter() - started < budget):
+
+    def more(tested: int) -> bool:
+        if samples is not None:
+            return tested < samples
+        return tested < _MAX_SAMPLES and (tested < _MIN_SAMPLES or time.perf_counter() - started < budget)
+
+    tested = 0
+    while more(tested):
         dataset = tuple(rng.choice(records) for _ in range(n))
-        samples += 1
+        tested += 1
         base = compare(dataset)
         if reference is not None:
             key = tuple(sorted(dataset, key=position.__getitem__))
             if not compare.same(reference(key), base):
                 return SymmetryCheck(compare.violation(key, dataset, reference(key), base), False, compare.evaluations,
-                                     samples, seed)
+                                     tested, seed)
         for permuted in _orderings(dataset, rng):
             other = compare(permuted)
             if not compare.same(base, other):
-                return SymmetryCheck(compare.violation(dataset, permuted, base, other), False, compare.evaluations, samples, seed)
-    return SymmetryCheck(None, False, compare.evaluations, samples, seed)
+                return SymmetryCheck(compare.violation(dataset, permuted, base, other), False, compare.evaluations, tested, seed)
+    return SymmetryCheck(None, False, compare.evaluations, tested, seed)
 
 
 def _orderings(dataset: tuple, rng: random.Random) -> list[tuple]:

@@ -186,6 +186,7 @@ def analyze(
     progress: bool | Callable[[str], None] = False,
     executor: Any = None,
     seed: int | None = None,
+    exchangeable_samples: int | None = None,
 ) -> Analysis:
     """Evaluate ``mechanism`` on every dataset of every neighbouring pair (no verdict).
 
@@ -193,7 +194,8 @@ def analyze(
     """
     with open_executor(executor) as runner:
         analysis = _analyze(
-            mechanism, records, n, neighbors, exchangeable, max_pairs, Progress(progress), runner, seed
+            mechanism, records, n, neighbors, exchangeable, max_pairs, Progress(progress), runner, seed,
+            exchangeable_samples,
         )
     analysis.executor = executor  # later sweeps (epsilon_star, profile) run there too
     return analysis
@@ -211,7 +213,7 @@ def _exchangeable_argument(value: Any) -> bool | None:
 
 def _analyze(
     mechanism: Mechanism, records: Sequence[Hashable], n: int, neighbors: Any, exchangeable: Any,
-    max_pairs: int, meter: Progress, runner: Any, seed: int | None = None,
+    max_pairs: int, meter: Progress, runner: Any, seed: int | None = None, exchangeable_samples: int | None = None,
 ) -> Analysis:
     universe = check_records(records)
     _validate_n(n)
@@ -220,6 +222,9 @@ def _analyze(
     declared_argument = _exchangeable_argument(exchangeable)
     if seed is not None:
         check_integer("seed", seed, at_least=0, fix="seed fixes the random tests; pass e.g. seed=0, or None")
+    if exchangeable_samples is not None:
+        check_integer("exchangeable_samples", exchangeable_samples, at_least=1,
+                      fix="pass the number of random datasets to test an unprovable declaration on, e.g. 500, or None")
     evaluator = check_picklable("mechanism", mechanism, runner)
     declared = bool(getattr(mechanism, "exchangeable", False)) if declared_argument is None else declared_argument
     check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
@@ -234,7 +239,8 @@ def _analyze(
         # every ordering is compared with the run's own output on its multiset
         budget = max(MIN_SYMMETRY_BUDGET, time.perf_counter() - started + len(pairs) * _SECONDS_PER_PAIR)
         sizes = [n, n - 1] if rel.name == "add_remove" and n > 1 else [n]
-        symmetry = _check_symmetry(mechanism, universe, sizes, budget, seed, _lookup(pairs, distributions))
+        symmetry = _check_symmetry(mechanism, universe, sizes, budget, seed, _lookup(pairs, distributions),
+                                   exchangeable_samples)
         if symmetry.violation is not None:
             declared = False
             check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
@@ -285,15 +291,16 @@ def _evaluate(
 
 def _check_symmetry(
     mechanism: Any, universe: Sequence[Hashable], sizes: list[int], budget: float, seed: int,
-    reference: Callable[[tuple], Distribution] | None = None,
+    reference: Callable[[tuple], Distribution] | None = None, samples: int | None = None,
 ) -> SymmetryCheck:
-    """The declaration checked at every dataset size the relation compares (one budget shared),
-    each ordering against ``reference`` (the run's output on its multiset)."""
+    """The declaration checked at every dataset size the relation compares (one budget shared, or
+    ``samples`` random datasets at each size), each ordering against ``reference`` (the run's output
+    on its multiset)."""
     relative = 2 * float_error_of(mechanism)
     checks = []
     for size in sizes:
         check = exchangeability_check(mechanism, universe, size, budget=budget / len(sizes), seed=seed,
-                                      relative=relative, reference=reference)
+                                      relative=relative, reference=reference, samples=samples)
         checks.append(check)
         if check.violation is not None:
             return check
@@ -317,6 +324,7 @@ def verify(
     claim: Claim | None = None,
     executor: Any = None,
     seed: int | None = None,
+    exchangeable_samples: int | None = None,
 ) -> VerificationResult:
     """Check that ``mechanism`` is (epsilon, delta)-DP — or satisfies ``claim`` — on datasets of size
     ``n`` over ``records``.
@@ -340,6 +348,11 @@ def verify(
             refuted declaration is reported (``symmetry_violation``) and every ordering checked.
         seed: the seed of the random tests (exchangeability sample, determinism sample); None
             draws a fresh one, reported as ``result.seed``.
+        exchangeable_samples: test a declared exchangeability that cannot be proved on every
+            ordering (more than ``EXHAUSTIVE_SYMMETRY_LIMIT`` orderings) on exactly this many random
+            datasets instead of as many as the time budget allows: with ``seed`` the run, its
+            verdict and its evidence then repeat exactly on any machine (reports under version
+            control stay unchanged). None (default): the time budget.
         max_pairs: refuse enumerations larger than this (the error says what to lower).
         progress: True for a progress bar on stderr (datasets, then pairs, with an ETA; shown once a
             stage runs for two seconds), or a callable receiving progress lines.
@@ -371,7 +384,8 @@ def verify(
     started = time.perf_counter()
     meter = Progress(progress)
     with open_executor(executor) as runner:
-        analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner, seed)
+        analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner, seed,
+                            exchangeable_samples)
         try:
             decision = claimed.decide(_certifiable(analysis, mechanism, declared_error))
             decision, refuted = _ordered_witness(analysis, decision, claimed, mechanism, declared_error)

@@ -17,15 +17,16 @@ such an entry point; dpverify itself knows no claim.
 from __future__ import annotations
 
 import enum
-import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dpverify.integrations import contract
 from dpverify.verdict.assumptions import Assumption, assuming
 from dpverify.verdict.engine import Verdict
+from dpverify.verdict.witness import Witness
 
 __all__ = [
     "AuditCase",
@@ -55,10 +56,17 @@ class Measurement:
         claimed_epsilon, claimed_delta: the claim's explicit constants on this instance.
         verdict: the engine's :class:`dpverify.Verdict` (None for measured-only rows). A plain
             bool is refused: every row's verdict comes from the engine.
-        witness: a printable witness when violated.
-        details: extra figures for the report (slack, sweep rows, per-step values).
+        witness: the witness as people read it (reports, ``dpverify claim``); made from
+            ``witness_data`` and ``witness_part`` when not given.
+        details: extra figures for the report (slack, sweep rows, per-step values); free-form,
+            written to JSON as plain values (:func:`dpverify.integrations.contract.encode`).
         assumptions: what the verdict could rest on and how it stands
             (:class:`dpverify.verdict.assumptions.Assumption`); an accepted one is shown with the verdict.
+        witness_data: the engine's :class:`~dpverify.verdict.witness.Witness` (datasets, output
+            event, P and Q): the JSON's structured ``"witness"``. A witness given only as text
+            appears in the Markdown and HTML reports, not in the JSON.
+        witness_part: where in the claim the witness was found (``"query x = 2"``), if the claim
+            is decided part by part.
     """
 
     epsilon_star: float
@@ -69,6 +77,8 @@ class Measurement:
     witness: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
     assumptions: tuple[Assumption, ...] = ()
+    witness_data: Witness | None = None
+    witness_part: str | None = None
 
     @property
     def assuming(self) -> str:
@@ -81,6 +91,14 @@ class Measurement:
                 f"Measurement.verdict must be a dpverify.Verdict from the engine (or None when "
                 f"measured only), got {self.verdict!r}"
             )
+        if self.witness_data is not None and not isinstance(self.witness_data, Witness):
+            raise TypeError(
+                f"Measurement.witness_data must be the engine's dpverify.verdict.witness.Witness (or None), got "
+                f"{self.witness_data!r}; pass a witness as text with witness=..."
+            )
+        if self.witness is None and self.witness_data is not None:  # the text, made once from the data
+            prefix = "" if self.witness_part is None else f"{self.witness_part}\n"
+            object.__setattr__(self, "witness", prefix + str(self.witness_data))
 
     @property
     def holds(self) -> bool | None:
@@ -94,13 +112,11 @@ class Measurement:
         info = {"pairs": result.pairs, "datasets": result.datasets, "certified_pairs": result.certified_pairs,
                 "neighbors": result.neighbors, "exchangeability": result.exchangeability, **details}
         return cls(result.epsilon, result.delta, float(result.claimed_epsilon), float(result.claimed_delta),
-                   result.verdict, str(result.witness) if result.witness else None, info,
-                   tuple(getattr(result, "assumptions", ())))
+                   result.verdict, None, info, tuple(getattr(result, "assumptions", ())), witness_data=result.witness)
 
     def measured_only(self) -> Measurement:
         """The same figures with no verdict (a lemma's preconditions were not met)."""
-        return Measurement(self.epsilon_star, self.delta_star, self.claimed_epsilon, self.claimed_delta, None,
-                           self.witness, self.details, self.assumptions)
+        return replace(self, verdict=None)
 
 
 class Expect(enum.Enum):
@@ -238,38 +254,44 @@ class AuditRow:
             return float(m.claimed_delta) - float(m.delta_star)
         return float(m.claimed_epsilon) - float(m.epsilon_star)
 
+    @property
+    def measured(self) -> bool:
+        """The row reports figures without a verdict: measured only, or no verdict was given."""
+        return self.case.measured_only or self.measurement.verdict is None
+
     def to_json(self) -> dict[str, Any]:
+        """The row as the JSON contract writes it (:mod:`dpverify.integrations.contract`; docs/json.md):
+        figures as ``{"value", "kind", "exact"}`` objects, the witness structured, ``"verdict"`` the
+        engine's state or ``"MEASURED"`` (then ``"holds"`` is null)."""
         m = self.measurement
+        verdict = "MEASURED" if self.measured or m.verdict is None else m.verdict.value
+        witness = None
+        if m.witness_data is not None:
+            witness = contract.witness(m.witness_data, m.witness_part)
         return {
             "claim": self.case.claim,
             "mechanism": self.case.mechanism,
-            "parameters": self.case.parameters,
-            "epsilon_star": _finite(m.epsilon_star),
-            "delta_star": _finite(m.delta_star),
-            "claimed_epsilon": _finite(m.claimed_epsilon),
-            "claimed_delta": _finite(m.claimed_delta),
-            "holds": m.holds,
-            "verdict": None if m.verdict is None else m.verdict.value,
-            "slack": _finite(self.slack),
+            "parent": self.case.parent,
+            "instance": self.case.instance,
+            "parameters": contract.encode(dict(self.case.parameters)),
+            "description": self.case.description,
+            "expect": self.case.expect.value,
             "expected_violation": self.case.expect_violation,
             "measured_only": self.case.measured_only,
+            "verdict": verdict,
+            "holds": None if verdict == "MEASURED" else m.holds,
             "as_expected": self.as_expected,
+            "epsilon_star": contract.figure(m.epsilon_star),
+            "delta_star": contract.figure(m.delta_star),
+            "claimed_epsilon": contract.figure(m.claimed_epsilon),
+            "claimed_delta": contract.figure(m.claimed_delta),
+            "slack": contract.figure(self.slack),
             "seconds": round(self.seconds, 4),
-            "description": self.case.description,
-            "witness": m.witness,
+            "witness": witness,
             "assuming": m.assuming or None,
             "assumptions": [a.to_json() for a in m.assumptions],
-            "details": m.details,
+            "details": contract.encode(m.details),
         }
-
-
-def _finite(value: float) -> float | str | None:
-    """JSON has no infinity: +inf is written as the string "inf"; a figure not computed (nan) as null."""
-    if isinstance(value, float) and math.isinf(value):
-        return "inf"
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
 
 
 def run_audit(

@@ -18,6 +18,11 @@ Exit codes (one policy for every subcommand; :data:`EXIT_CODES`, also shown by `
   stops at the first row that fails this way and names it.
 * 4 — UNDECIDED: the claim was neither proved nor refuted (the summary says why and the fix). An
   audit exits 4 when its only rows not as expected are UNDECIDED ones, else 1.
+
+``--format json`` (every subcommand) prints exactly one JSON object on stdout, a document of the
+JSON contract (:mod:`dpverify.integrations.contract`, docs/json.md: ``schema_version``, figures
+as ``{"value", "kind", "exact"}``, structured witnesses); progress and notes go to stderr and the
+exit codes are the same. An error (exit 2 or 3) prints nothing on stdout: its message is on stderr.
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ import ast
 import concurrent.futures
 import importlib
 import inspect
-import json
 import os
 import re
 import shutil
@@ -49,6 +53,7 @@ from dpverify.errors import (
     MechanismError,
     NondeterministicMechanism,
 )
+from dpverify.integrations import contract
 from dpverify.validation import exact_number
 
 __all__ = [
@@ -296,13 +301,14 @@ def _check(args: argparse.Namespace) -> int:
     result = verify(
         mechanism, epsilon=_parse_number(args.epsilon, "epsilon"), delta=_parse_number(args.delta, "delta"), **instance
     )
-    print(result.summary())
     code = _verdict_exit(result.verdict)
+    notes = []
     if code == EXIT_UNDECIDED:
-        print(_undecided_note(result.undecided))
+        notes.append(_undecided_note(result.undecided))
         if any(a.name == "exchangeable" for a in blocking(getattr(result, "assumptions", ()))):
-            print("On the command line: --assume-exchangeable accepts the declaration (the verdict then says it "
-                  "assumes it), --black-box checks every ordered dataset, or choose a smaller --n or fewer records.")
+            notes.append("On the command line: --assume-exchangeable accepts the declaration (the verdict then says it "
+                         "assumes it), --black-box checks every ordered dataset, or choose a smaller --n or fewer records.")
+    _report(args, result.summary(), notes, lambda: contract.check_document(result, args.mechanism, args.mode))
     if report is not None:
         from dpverify.integrations.check_report import worst_case_profile
 
@@ -311,6 +317,20 @@ def _check(args: argparse.Namespace) -> int:
                                      **{**instance, "seed": result.seed})
         _write_check_report(report, result, args, profile)
     return code
+
+
+def _report(args: argparse.Namespace, text: str, notes: Sequence[str], document: Callable[[], dict]) -> None:
+    """Print the result: ``text`` and ``notes`` on stdout, or with ``--format json`` the document
+    alone on stdout (one JSON object, nothing else) and the notes on stderr."""
+    if args.format == "json":
+        print(contract.dumps(document()))
+        for note in notes:
+            _say(note)
+        return
+    if text:
+        print(text)
+    for note in notes:
+        print(note)
 
 
 def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None = None) -> int:
@@ -334,7 +354,7 @@ def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None =
         random_state=args.seed,
         executor=args.executor,
     )
-    print(result.summary())
+    _report(args, result.summary(), (), lambda: contract.check_document(result, args.mechanism, "estimate"))
     if report is not None:
         _write_check_report(report, result, args)
     return _verdict_exit(result.verdict)
@@ -358,15 +378,15 @@ def _audit(args: argparse.Namespace) -> int:
     else:
         progress = True if sys.stderr.isatty() else stderr_progress  # a bar on a terminal, lines in a log
     rows = run_audit([_reporting_row(case) for case in cases], progress=progress, executor=args.executor)
-    if args.format == "json":
-        print(json.dumps(audit_document(rows), indent=2, default=str))
-    else:
+    if args.format != "json":
         print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
         paths = write_reports(rows, output)
         if args.format != "json":
             print("\nreport written: " + ", ".join(str(p) for p in paths))
+    if args.format == "json":  # after the reports: a failure to write them leaves stdout empty (exit 3)
+        print(contract.dumps(audit_document(rows)))
     failed = [r for r in rows if not r.as_expected]
     undecided = [r for r in failed if r.measurement.verdict is Verdict.UNDECIDED]
     wrong = [r for r in failed if r.measurement.verdict is not Verdict.UNDECIDED]
@@ -410,24 +430,40 @@ def _claim(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
     except InvalidArgument as error:
         raise InvalidArgument(f"{error} (on the command line: --outside-preconditions)") from None
-    print_table(rows)
     measurement = rows[0].measurement
-    if measurement.witness:
-        print("\nwitness:\n" + measurement.witness)
-    for key, value in measurement.details.items():
-        print(f"{key}: {value}")
     code = _verdict_exit(measurement.verdict)
-    if code == EXIT_UNDECIDED:
-        print(_undecided_note())
+    if args.format != "json":
+        from dpverify.integrations.terminal import print_table
+
+        print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
+    lines = []
+    if measurement.witness:
+        lines.append("\nwitness:\n" + measurement.witness)
+    lines += [f"{key}: {value}" for key, value in measurement.details.items()]
+    document = lambda: {**contract.header("claim"), "claim": rows[0].case.claim,  # noqa: E731
+                        "parameters": contract.encode(parameters), "result": rows[0].to_json()}
+    _report(args, "\n".join(lines), [_undecided_note()] if code == EXIT_UNDECIDED else [], document)
     return code
 
 
 def _list(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import audit_cases
+    from dpverify.integrations.audit import audit_cases, claim_measurements
 
-    for case in audit_cases():
+    cases = audit_cases()
+    if args.format == "json":
+        listed = [{"claim": case.claim, "mechanism": case.mechanism, "parent": case.parent, "instance": case.instance,
+                   "parameters": contract.encode(dict(case.parameters)), "description": case.description,
+                   "expect": case.expect.value} for case in cases]
+        document = {**contract.header("list"), "cases": listed, "claims": sorted(claim_measurements())}
+        print(contract.dumps(document))
+        return 0
+    for case in cases:
         print(f"{case.claim:6} {case.mechanism:40} {case.instance}")
     return 0
+
+
+_FORMAT_HELP = ("json: one JSON object on stdout and nothing else (schema_version 1.x, see docs/json.md); "
+                "progress and notes on stderr; exit codes unchanged; on an error (exit 2 or 3) stdout stays empty")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -485,11 +521,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also write the result as one HTML page: the verdict, the witness and the privacy profile "
                             "delta(eps) (measured by a second pass over every pair); checked before the run: exit 2 if "
                             "its directory is missing or cannot be written")
+    check.add_argument("--format", choices=("text", "json"), default="text", help=_FORMAT_HELP)
     check.set_defaults(handler=_check)
 
     audit = command("audit", "audit every claim on its default instance",
                     "exit 0 every row as expected, 1 a row not, 2 usage, 3 a row failed, 4 a row undecided")
-    audit.add_argument("--format", choices=("table", "json"), default="table")
+    audit.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     audit.add_argument("--output", metavar="DIR",
                        help="directory for audit.json, audit.md and audit.html (e.g. reports); checked before the "
                             "audit runs: created if its parent exists, exit 2 if it is a file, its parent is "
@@ -507,9 +544,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2")
     claim.add_argument("--outside-preconditions", action="store_true",
                        help="measure even where the lemma's preconditions fail (the claim is then not asserted)")
+    claim.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     claim.set_defaults(handler=_claim)
 
     listing = command("list", "list the audit cases", "exit 0, 3 if an audit cannot be loaded")
+    listing.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     listing.set_defaults(handler=_list)
     return parser
 

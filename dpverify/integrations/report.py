@@ -3,27 +3,33 @@
 ``write_reports(rows, directory)`` writes ``audit.json``, ``audit.md`` and ``audit.html`` (the
 table with inline SVG charts of the O(eps) sweeps and privacy profiles,
 :mod:`~dpverify.integrations.html_report`). The Markdown and HTML reports open with the counts
-and the legend of :mod:`~dpverify.integrations.presentation`. The JSON document is
-``{"dpverify_version": ..., "all_as_expected": bool, "results": [row, ...]}`` where each row has
-the keys ``claim``, ``mechanism``, ``parameters``, ``epsilon_star``, ``delta_star``,
-``claimed_epsilon``, ``claimed_delta``, ``holds``, ``seconds`` (plus ``expected_violation``,
-``measured_only``, ``as_expected``, ``description``, ``witness`` and ``details``). Infinite values
-are written as the string ``"inf"``.
+and the legend of :mod:`~dpverify.integrations.presentation`. The JSON is the ``"audit"``
+document of the JSON contract (:mod:`dpverify.integrations.contract`, docs/json.md): the header
+(``schema_version``, ``document``, ``dpverify_version``, ``generated``), ``all_as_expected`` and
+``results``, one object per row (:meth:`dpverify.integrations.audit.AuditRow.to_json`).
+
+Reports written twice on unchanged code are byte-identical: when every non-volatile value of the
+new document equals the one already in ``audit.json``, the volatile ones (:data:`VOLATILE_KEYS`,
+:data:`VOLATILE_ROW_KEYS`: the run's date, each row's seconds) are taken from the file, and all
+three reports are rendered from them.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from dpverify.integrations import contract
 from dpverify.integrations.audit import AuditRow, SweepSeries, format_table
 from dpverify.integrations.presentation import (
     LEGEND,
     VERDICT_LEGEND,
     Counts,
     Kind,
+    generated_now,
     kind_of,
     mark,
     series_groups,
@@ -33,11 +39,18 @@ from dpverify.integrations.presentation import (
 __all__ = ["audit_document", "write_reports", "markdown_report", "html_report"]
 
 
-def audit_document(rows: Sequence[AuditRow]) -> dict[str, Any]:
-    from dpverify import __version__
+#: Keys of the audit document that change from run to run on unchanged code.
+VOLATILE_KEYS = ("generated",)
+#: Keys of each row that change from run to run on unchanged code.
+VOLATILE_ROW_KEYS = ("seconds",)
 
+
+def audit_document(rows: Sequence[AuditRow], *, generated: str | None = None) -> dict[str, Any]:
+    """The ``"audit"`` document of the JSON contract (``dpverify audit --format json``, audit.json);
+    ``generated``: when the audit ran (default: now, :func:`~dpverify.integrations.presentation.generated_now`)."""
     return {
-        "dpverify_version": __version__,
+        **contract.header("audit"),
+        "generated": generated or generated_now(),
         "all_as_expected": all(r.as_expected for r in rows),
         "results": [r.to_json() for r in rows],
     }
@@ -135,19 +148,58 @@ def _fmt(value: Any) -> str:
 
 
 def write_reports(rows: Sequence[AuditRow], directory: str | Path) -> list[Path]:
-    """Write ``audit.json``, ``audit.md`` and ``audit.html`` under ``directory``; return the paths."""
+    """Write ``audit.json``, ``audit.md`` and ``audit.html`` under ``directory``; return the paths.
+
+    When ``audit.json`` already holds this audit with equal non-volatile values, its volatile ones
+    (each row's seconds, the document's date) are kept, so the three files come out byte-identical.
+    """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "audit.json"
-    json_path.write_text(json.dumps(audit_document(rows), indent=2, default=str) + "\n")
+    rows, document = _stabilised(rows, json_path)
+    json_path.write_text(contract.dumps(document) + "\n", encoding="utf-8")
     md_path = directory / "audit.md"
-    md_path.write_text(markdown_report(rows))
+    md_path.write_text(markdown_report(rows), encoding="utf-8")  # marks: ✓ ✗ ·
     html_path = directory / "audit.html"
-    html_path.write_text(html_report(rows))
+    html_path.write_text(html_report(rows, generated=document["generated"]), encoding="utf-8")
     return [json_path, md_path, html_path]
 
 
 __all__ += ["format_table"]
+
+
+def _stabilised(rows: Sequence[AuditRow], path: Path) -> tuple[list[AuditRow], dict[str, Any]]:
+    """``rows`` and their document, with the volatile values of the document at ``path`` when every
+    other value is equal (compared as JSON, the way the file holds them)."""
+    rows = list(rows)
+    document = audit_document(rows)
+    try:
+        previous = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return rows, document
+    if not isinstance(previous, dict) or _stable_part(previous) != _stable_part(json.loads(contract.dumps(document))):
+        return rows, document
+    rows = [replace(row, seconds=_seconds(old, row.seconds)) for row, old in zip(rows, previous["results"])]
+    document = audit_document(rows)
+    for key in VOLATILE_KEYS:
+        if key in previous:
+            document[key] = previous[key]
+    return rows, document
+
+
+def _seconds(row: dict[str, Any], default: float) -> float:
+    value = row.get("seconds")
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+def _stable_part(document: dict[str, Any]) -> Any:
+    """The document without its volatile values (None if it is not an audit document of rows)."""
+    results = document.get("results")
+    if not isinstance(results, list) or not all(isinstance(row, dict) for row in results):
+        return None
+    head = {key: value for key, value in document.items() if key not in VOLATILE_KEYS and key != "results"}
+    body = [{key: value for key, value in row.items() if key not in VOLATILE_ROW_KEYS} for row in results]
+    return head, body
 
 
 def html_report(rows: Sequence[AuditRow], *, generated: str | None = None) -> str:

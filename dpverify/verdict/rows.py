@@ -21,6 +21,7 @@ import numpy as np
 
 from dpverify.finite.neighbors import RELATIONS
 from dpverify.verdict.engine import Decision, RowPairs, Sweep, Verdict, decide, sweep
+from dpverify.verdict.witness import Witness
 
 __all__ = [
     "PairwiseWorst",
@@ -114,12 +115,23 @@ class PartsDecision:
     def holds(self) -> bool:
         return self.verdict.passes
 
+    @property
+    def witness(self) -> Witness | None:
+        """The witness part's witness (None when the claim holds)."""
+        return None if self.decision is None else self.decision.witness
+
+    def witness_of(self, describe: Callable[[Any], str] | None = None) -> tuple[Witness | None, str | None]:
+        """The witness and ``describe(part)`` of its part (e.g. ``"query x = 2"``), or ``(None, None)``."""
+        if self.witness is None:
+            return None, None
+        return self.witness, None if describe is None else describe(self.witness_part)
+
     def witness_text(self, describe: Callable[[Any], str] | None = None) -> str | None:
         """The witness as text, prefixed by ``describe(part)`` (e.g. ``"query x = 2"``)."""
-        if self.decision is None or self.decision.witness is None:
+        found, part = self.witness_of(describe)
+        if found is None:
             return None
-        prefix = "" if describe is None else describe(self.witness_part) + "\n"
-        return prefix + str(self.decision.witness)
+        return ("" if part is None else part + "\n") + str(found)
 
 
 def decide_parts(parts: Iterable[tuple[Any, Decision]]) -> PartsDecision:

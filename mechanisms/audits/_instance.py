@@ -1,11 +1,17 @@
-"""How the papers' audits show an instance in tables: common keys abbreviated, defaults left out."""
+"""What the papers' audits share: how an instance shows in tables (common keys abbreviated, defaults
+left out), and the fixed sample an exchangeability that cannot be proved is tested on."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["instance"]
+__all__ = ["instance", "EXCHANGEABLE_SAMPLES"]
+
+#: Random datasets (each under every transposition) a declared exchangeability is tested on when it
+#: cannot be proved on every ordering (``verify(..., exchangeable="assume", exchangeable_samples=...)``):
+#: a fixed count, not a time budget, so each row and its "assuming ... tested on ..." repeat exactly.
+EXCHANGEABLE_SAMPLES = 500
 
 _SHORT = {
     "concept_class": "class",

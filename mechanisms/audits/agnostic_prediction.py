@@ -132,7 +132,7 @@ def measure_appendix_c(
     decision = _per_query_decision(s_table, universe, probs, epsilon=claimed_epsilon, pair_delta=additive,
                                    pairs=(left, right))
     holds = None if outside_preconditions else decision.verdict
-    witness = decision.witness_text(lambda x: f"query x = {x} (delta(R) of this pair is the claim's delta)")
+    witness, part = decision.witness_of(lambda x: f"query x = {x} (delta(R) of this pair is the claim's delta)")
     instance_level = _per_query_decision(s_table, universe, probs, epsilon=claimed_epsilon,
                                          delta=float(additive.max()), pairs=(left, right))
     delta_max = float(additive.max())
@@ -160,7 +160,8 @@ def measure_appendix_c(
         "epsilon_times_alpha": float(e * exact_parameter(alpha)),
         "datasets": len(s_table),
     }
-    return Measurement(needed, worst_hockey, claimed_epsilon, delta_max, holds, witness, details)
+    return Measurement(needed, worst_hockey, claimed_epsilon, delta_max, holds, details=details, witness_data=witness,
+                       witness_part=part)
 
 
 def measure_appendix_c_flipped(
@@ -190,7 +191,7 @@ def measure_appendix_c_flipped(
     final = flip_rows(probs, a)
     worst = _per_query_decision(s_table, labeled_records(domain_size), final, epsilon=claimed)
     holds = None if outside_preconditions else worst.verdict
-    witness = worst.witness_text(_query)
+    witness, part = worst.witness_of(_query)
     flip_only = math.log((1 - float(a)) / float(a)) if 0 < a < Fraction(1, 2) else (0.0 if a else math.inf)
     details = {
         "final_epsilon_form": "ln(e^{eps'} + delta/alpha), eps' = ln((1 + 4e^6 n'/(n-n')) e^{3 eps})",
@@ -201,7 +202,8 @@ def measure_appendix_c_flipped(
         "slack": claimed - worst.epsilon_star,
         "datasets": len(s_table),
     }
-    return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, witness, details)
+    return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, details=details, witness_data=witness,
+                       witness_part=part)
 
 
 # -- the audit rows -------------------------------------------------------------------------------------

@@ -115,7 +115,6 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
         "pairs": enumerated if inputs == "all_vectors_m2" else result.pairs,
         "datasets": result.datasets,
         "worst_pair": _plain(result.worst_pair),
-        "seconds": round(result.seconds, 4),
         "source": spec.source,
     }
     if result.pairs != details["pairs"]:
@@ -130,7 +129,7 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
         claimed_epsilon=float(epsilon),
         claimed_delta=0.0,
         verdict=result.verdict,
-        witness=None if result.witness is None else str(result.witness),
+        witness_data=result.witness,
         details=details,
         assumptions=result.assumptions,
     )

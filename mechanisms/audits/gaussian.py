@@ -92,7 +92,7 @@ def measure(
         claimed_epsilon=float(eps),
         claimed_delta=float(claimed),
         verdict=result.verdict,
-        witness=None if result.witness is None else str(result.witness),
+        witness_data=result.witness,
         details=details,
     )
 

@@ -28,7 +28,7 @@ from dpverify.validation import check_choice, check_integer
 
 from ..exponential import exponential_mechanism, exponential_mechanism_without_half
 from ..item_level import ItemLevelLearner, MutantFamilyFromData
-from ._instance import instance
+from ._instance import EXCHANGEABLE_SAMPLES, instance
 
 __all__ = ["ITEM_LEVEL_VARIANTS", "RELATIONS", "hypothesis_family", "measure_item_level", "cases", "instance", "CLAIMS"]
 
@@ -114,7 +114,8 @@ def measure_item_level(
         selector = exponential_mechanism_without_half if variant == "mutant_item_level_without_half" else exponential_mechanism
         learner = ItemLevelLearner(C, family, epsilon=epsilon, selector=selector)
     result = verify(learner, records=labeled_records(domain_size), n=n, epsilon=epsilon,
-                    neighbors=_relation(neighbors, None), exchangeable="assume", seed=0)
+                    neighbors=_relation(neighbors, None), exchangeable="assume", seed=0,
+                    exchangeable_samples=EXCHANGEABLE_SAMPLES)
     return _measurement(result, epsilon, hypotheses=len(learner.H.hypotheses), families=len(learner.H))
 
 

@@ -19,7 +19,7 @@ from dpverify.validation import check_choice, check_integer
 
 from ..exponential import exponential_mechanism_without_half
 from ..semi_private import ASSPP, MutantCoverWithPrivatePoints
-from ._instance import instance
+from ._instance import EXCHANGEABLE_SAMPLES, instance
 
 __all__ = ["VARIANTS", "measure_asspp", "cases", "instance", "CLAIMS"]
 
@@ -76,6 +76,7 @@ def measure_asspp(
         epsilon=epsilon,
         exchangeable="assume",  # accepted where every ordering cannot be checked (the row says so)
         seed=0,
+        exchangeable_samples=EXCHANGEABLE_SAMPLES,
     )
     per_public = {str(t): r.epsilon for t, r in result.results.items()}
     details = {
@@ -86,9 +87,11 @@ def measure_asspp(
         "epsilon_slack": float(epsilon) - result.epsilon,
         "epsilon_star_by_public": per_public,
     }
+    found = result.witness  # a PublicWitness: the engine's witness on its public sample
     return Measurement(
-        result.epsilon, result.delta, float(epsilon), 0.0, result.verdict,
-        str(result.witness) if result.witness else None, details, result.assumptions,
+        result.epsilon, result.delta, float(epsilon), 0.0, result.verdict, details=details,
+        assumptions=result.assumptions, witness_data=None if found is None else found.witness,
+        witness_part=None if found is None else f"public = {found.public}",
     )
 
 

@@ -140,7 +140,7 @@ def measure_stability(
     decision = _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=0.0, delta=claimed)
     gamma_star, query = decision.delta_star, decision.delta_part
     holds = None if outside_preconditions else decision.verdict
-    witness = decision.witness_text(_query)
+    witness, part = decision.witness_of(_query)
     details = {
         "quantity": "additive stability gamma* = max |P[A^S(x)=y] - P[A^S'(x)=y]|",
         "variant": parameters.variant,
@@ -162,7 +162,7 @@ def measure_stability(
         "worst_query": query,
         "datasets": len(s_table),
     }
-    return Measurement(gamma_star, 0.0, claimed, 0.0, holds, witness, details)
+    return Measurement(gamma_star, 0.0, claimed, 0.0, holds, details=details, witness_data=witness, witness_part=part)
 
 
 # -- C10: Corollary 2, stability + flip ------------------------------------------------------------------
@@ -209,7 +209,7 @@ def measure_flip_prediction(
     claimed = float(e)
     worst = _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=claimed)
     holds = None if outside_preconditions else worst.verdict
-    witness = worst.witness_text(_query)
+    witness, part = worst.witness_of(_query)
     _, gamma_star = _per_query_worst(s_table, stable_probs, 0.0)
     details = {
         "stable_learner": stable,
@@ -222,7 +222,8 @@ def measure_flip_prediction(
         "slack": claimed - worst.epsilon_star,
         "datasets": len(s_table),
     }
-    return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, witness, details)
+    return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, details=details, witness_data=witness,
+                       witness_part=part)
 
 
 # -- C11: Lemma 8, amplification by subsampling for prediction -------------------------------------
@@ -258,7 +259,7 @@ def measure_subsampled_prediction(
     claimed = float(2 * e * h)
     worst = _per_query_decision(s_table, labeled_records(domain_size), probs, epsilon=claimed)
     holds = None if outside_preconditions else worst.verdict
-    witness = worst.witness_text(_query)
+    witness, part = worst.witness_of(_query)
     inner_table, inner_probs = subsampled_prediction_table(cc, n_prime, n_prime, e, inner=inner)
     inner_epsilon_star, _ = _per_query_worst(inner_table, inner_probs, float(e))
     details = {
@@ -270,7 +271,8 @@ def measure_subsampled_prediction(
         "epsilon_star_over_epsilon_eta": worst.epsilon_star / float(e * h),
         "datasets": len(s_table),
     }
-    return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, witness, details)
+    return Measurement(worst.epsilon_star, 0.0, claimed, 0.0, holds, details=details, witness_data=witness,
+                       witness_part=part)
 
 
 # -- the audit rows -------------------------------------------------------------------------------------

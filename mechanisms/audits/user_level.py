@@ -47,7 +47,7 @@ from ..private_threshold import (
 )
 from ..user_data import threshold_records
 from ..user_level import MutantUserLevelWithoutComposition, UserLevelLearner
-from ._instance import instance
+from ._instance import EXCHANGEABLE_SAMPLES, instance
 from .item_level import _check_count, _check_variant, _measurement, _relation, hypothesis_family
 
 __all__ = [
@@ -125,7 +125,8 @@ def measure_user_level(
     learner = _user_level_learner(variant, C, family, m=m, epsilon=epsilon, alpha=alpha,
                                   min_error_alpha=min_error_alpha, reveal_estimate=reveal_estimate)
     result = verify(learner, records=_user_records(labeled_records(domain_size), m, ordered_blocks), n=n,
-                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0)
+                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0,
+                    exchangeable_samples=EXCHANGEABLE_SAMPLES)
     pme = learner.min_error
     return _measurement(result, epsilon, T=pme.T, epsilon_prime=str(pme.epsilon_prime),
                         output="(eta^, h)" if reveal_estimate else "h")
@@ -171,7 +172,7 @@ def measure_private_compare(
     measured = _measurement(result, pme.epsilon_prime, T=pme.T, midpoints=len(per_mid),
                             worst_midpoint=str(mid), epsilon_star_by_midpoint=per_mid)
     return Measurement(measured.epsilon_star, measured.delta_star, measured.claimed_epsilon, 0.0,
-                       Verdict.combine(verdicts), measured.witness, measured.details)
+                       Verdict.combine(verdicts), details=measured.details, witness_data=measured.witness_data)
 
 
 # -- C16 ----------------------------------------------------------------------------------------
@@ -213,7 +214,8 @@ def measure_private_threshold(
     else:
         mechanism = PrivateThreshold(N, **kwargs)
     result = verify(mechanism, records=_user_records(threshold_records(N), m, ordered_blocks), n=n,
-                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0)
+                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0,
+                    exchangeable_samples=EXCHANGEABLE_SAMPLES)
     return _measurement(result, epsilon, epsilon_prime=str(mechanism.epsilon_prime))
 
 
@@ -240,7 +242,8 @@ def measure_private_median(
     selector = exponential_mechanism_without_half if variant == "mutant_private_median_without_half" else exponential_mechanism
     median = PrivateMedian(N, m=m, epsilon=epsilon, l=l, r=N if r is None else r, alpha=alpha, selector=selector)
     result = verify(median, records=_user_records(threshold_records(N), m, ordered_blocks), n=n,
-                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0)
+                    epsilon=epsilon, neighbors=_relation(neighbors, m), exchangeable="assume", seed=0,
+                    exchangeable_samples=EXCHANGEABLE_SAMPLES)
     return _measurement(result, epsilon, s=median.s)
 
 

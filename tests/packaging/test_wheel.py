@@ -50,6 +50,19 @@ def test_wheel_holds_mechanisms_under_dpverify_only(installed):
     assert "dpverify/mechanisms/py.typed" in names
 
 
+def test_wheel_ships_the_json_schema_and_its_loader_reads_it(installed):
+    wheel, site, base = installed
+    assert "dpverify/integrations/schemas/dpverify.schema.json" in zipfile.ZipFile(wheel).namelist()
+    probe = ("import json; from dpverify.integrations import contract; s = contract.schema('audit'); "
+             "print(json.dumps([contract.__file__, s['$ref'], s['$defs']['schema_version']['const']]))")
+    elsewhere = base / "schema_probe"
+    elsewhere.mkdir(exist_ok=True)
+    result = _run(site, elsewhere, "-c", probe)
+    assert result.returncode == 0, result.stderr
+    where, ref, version = json.loads(result.stdout)
+    assert where.startswith(str(site)) and ref == "#/$defs/audit" and version == "1.0"
+
+
 def test_installed_package_has_no_top_level_mechanisms(installed):
     _, site, base = installed
     user = base / "user_project"

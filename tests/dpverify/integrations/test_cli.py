@@ -50,7 +50,8 @@ def small_registry(monkeypatch):
 
 
 def _check_c3_document(document):
-    assert set(document) >= {"dpverify_version", "all_as_expected", "results"}
+    assert set(document) >= {"schema_version", "document", "dpverify_version", "all_as_expected", "results"}
+    assert document["schema_version"] == "1.0" and document["document"] == "audit"
     results = document["results"]
     assert isinstance(results, list) and results
     for row in results:
@@ -62,18 +63,19 @@ def _check_c3_document(document):
     assert row["claim"] == "C3" and row["mechanism"] == "a_agnostic"
     assert row["holds"] is True
     # ln(e^0.2 + 4e^2 * 2/4) = 2.7725584065316067, delta' = 0 for the pure EM learner
-    assert row["claimed_epsilon"] == pytest.approx(2.7725584065316067, rel=1e-14)
-    assert row["claimed_delta"] == 0.0
-    assert 0 < row["epsilon_star"] < row["claimed_epsilon"]
-    assert row["delta_star"] == 0.0
+    assert row["claimed_epsilon"]["value"] == pytest.approx(2.7725584065316067, rel=1e-14)
+    assert row["claimed_delta"] == {"value": 0.0, "kind": "finite", "exact": None}
+    assert 0 < row["epsilon_star"]["value"] < row["claimed_epsilon"]["value"]
+    assert row["delta_star"]["value"] == 0.0
     assert isinstance(row["seconds"], float) and row["seconds"] >= 0
-    # The non-private inner learner: infinite eps* written as the string "inf", caught as expected.
+    # The non-private inner learner: infinite eps* is a figure of kind "+inf", caught as expected.
     mutant = [r for r in results if r["mechanism"] == "mutant_inner_consistent"]
     assert len(mutant) == 1
-    assert mutant[0]["epsilon_star"] == "inf"
+    assert mutant[0]["epsilon_star"] == {"value": None, "kind": "+inf", "exact": None}
     assert mutant[0]["holds"] is False
     assert mutant[0]["expected_violation"] is True and mutant[0]["as_expected"] is True
-    assert "D  = " in mutant[0]["witness"] and "D' = " in mutant[0]["witness"]
+    assert "D  = " in mutant[0]["witness"]["text"] and "D' = " in mutant[0]["witness"]["text"]
+    assert mutant[0]["witness"]["q"]["value"] == 0.0  # P > 0 = Q: the infinite loss
     assert document["all_as_expected"] is True
 
 
@@ -110,7 +112,7 @@ def test_audit_table_and_reports(small_registry, capsys, tmp_path):
     assert "report written" in out
     document = json.loads((tmp_path / "audit.json").read_text())
     assert [r["claim"] for r in document["results"]] == ["C2"]
-    assert document["results"][0]["claimed_epsilon"] == 0.2
+    assert document["results"][0]["claimed_epsilon"]["value"] == 0.2
     assert document["results"][0]["holds"] is True
     markdown = (tmp_path / "audit.md").read_text()
     assert markdown.startswith("# dpverify audit")

@@ -327,8 +327,11 @@ def test_c6_mutant_caught_with_query_in_witness():
     m = measure_prediction(parts=2, aggregation="mutant_exponential_without_half")
     assert m.holds is False
     assert m.epsilon_star == pytest.approx(math.log((1 + E**2) / 2), rel=1e-12)
-    assert m.witness.startswith("query x=")
+    assert m.witness.startswith("query x = ")
     assert "D  = " in m.witness and "D' = " in m.witness
+    # the structured witness: its query as the part; P = 1/2, Q = 1/(1 + e^2) = 0.11920292202211755
+    assert m.witness_part == m.witness.splitlines()[0]
+    assert m.witness_data.p == Fraction(1, 2) and float(m.witness_data.q) == pytest.approx(1 / (1 + E**2), rel=1e-15)
 
 
 # -- the no-subsampling mutant (slow: n = 64) -----------------------------------------------------
