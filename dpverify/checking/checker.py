@@ -246,6 +246,7 @@ def _analyze(
             check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
             pairs, outcomes, matrix, exact, kept = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name)
             distributions = _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
+            _same_as_the_refutation(mechanism, symmetry.violation, pairs, distributions)
     expected = rel.count(len(universe), n, exchangeable=declared)
     if len(pairs) != expected:  # invariant: the enumeration matches the relation's own count
         raise AssertionError(
@@ -257,6 +258,19 @@ def _analyze(
         pairs, outcomes, distributions, matrix, declared,
         None if symmetry is None else symmetry.violation, rel, expected, exact, runner, sweep_report, symmetry, seed,
     )
+
+
+def _same_as_the_refutation(mechanism: Any, violation: Any, pairs: PairSet, distributions: Any) -> None:
+    """The black-box run's outputs on the two orderings that refuted the declaration must be those
+    the refutation saw: otherwise the mechanism answered one dataset two ways, and the "refutation"
+    (and any verdict built on the black-box rows) may be nondeterminism, not an order dependence.
+    Found by the differential fuzz: a mechanism answering at random was refuted by one draw, then
+    evaluated as a black box with other draws, and a VIOLATED came back."""
+    rho = 2 * float_error_of(mechanism)
+    for dataset, seen in ((violation.dataset, violation.first), (violation.permuted, violation.second)):
+        now = distributions[pairs.position(tuple(dataset))]
+        if not same_distribution(seen, now, rho):
+            raise nondeterministic(mechanism, tuple(dataset), seen, now)
 
 
 def _distributions(
@@ -497,6 +511,11 @@ def _ordered_witness(
     )
     if same:
         return replace(decision, witness=replace(witness, neighbor=ordered)), None
+    proof = analysis.symmetry
+    if proof is not None and proof.proved and not same_distribution(seen, found, 2 * rho):
+        # The proof compared this very ordering with its multiset's output and found them equal; it
+        # answers otherwise now: two outputs for one dataset, whatever the verdict would have been.
+        raise nondeterministic(mechanism, ordered, seen, found)
     if decision.verdict is not Verdict.VIOLATED:  # a near pair (within rounding) shown as found
         return decision, None
     first = analysis.distributions[analysis.pairs.position(dataset)]

@@ -700,6 +700,16 @@ _NONDETERMINISM = dict(mode=st.sampled_from(["alternate", "choice"]), m=st.sampl
 # Found by this fuzz: declared exchangeable with n = 1, each dataset is called three times (evaluate:
 # A, exchangeability proof: B, recheck: A); the recheck agrees with the evaluation and HOLDS comes back.
 @example(case=replace(RR_TIE, declare=True), mode="alternate", m=2, seed=0)
+# Found by this fuzz (a geometric-SVT helper's run): declared exchangeable, random.choice. The run
+# evaluates (v, w) from table A; the proof compares (w, v) -- also A -- and proves the declaration; the
+# multiset witness (v, v) vs (v, w) is realigned to (w, v), which now answers from B and was decided
+# afresh: VIOLATED. An ordering the proof found equal to its multiset now answering otherwise is two
+# outputs for one dataset.
+@example(case=Case(records=("v", "w"), n=2, relation="substitute", r=Fraction(4999999999, 1000000000), delta=Fraction(0),
+                   symmetric=True, declare=True,
+                   table={("v", "v"): {0: Fraction(1, 10), 1: Fraction(9, 10)}, ("v", "w"): {0: Fraction(1, 2), 1: Fraction(1, 2)},
+                          ("w", "v"): {0: Fraction(1, 2), 1: Fraction(1, 2)}, ("w", "w"): {0: Fraction(9, 10), 1: Fraction(1, 10)}}),
+         mode="choice", m=2, seed=3498)
 def test_nondeterministic_mechanism_raises(case, mode, m, seed):
     """A mechanism answering the same dataset with two different distributions (alternating, or by
     ``random.choice``; the tables differ by as little as 1e-12) makes verify raise
