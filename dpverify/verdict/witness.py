@@ -68,7 +68,9 @@ class Witness:
             f"P[M(D) in S] = {p:.12g}",
             f"P[M(D') in S] = {q:.12g}",
         ]
-        if not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
+        if _is_interval(self.p) or _is_interval(self.q):
+            lines.append(f"certified enclosures: P[M(D) in S] in {self.p}, P[M(D') in S] in {self.q}")
+        elif not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
             lines.append(f"exact: P[M(D) in S] is {self.p}, P[M(D') in S] is {self.q}")
         lines.append(f"check: {p:.12g} {relation} e^eps * {q:.12g} + delta = {bound:.12g}")
         if self.within_rounding:
@@ -78,9 +80,11 @@ class Witness:
         return "\n".join(lines)
 
 
+def _is_interval(value: Any) -> bool:
+    """An mpmath interval (a certified enclosure, as mechanisms offering ``certified_intervals`` give)."""
+    return hasattr(value, "mid") and hasattr(value, "a") and hasattr(value, "b")
+
+
 def _shown(value: Any) -> float:
-    """A mass as a float: an mpmath interval (a certified enclosure, as mechanisms offering
-    ``certified_intervals`` give) by its midpoint, anything else by ``float``."""
-    if hasattr(value, "mid") and hasattr(value, "a") and hasattr(value, "b"):
-        return float(value.mid)
-    return float(value)
+    """A mass as a float: an interval by its midpoint, anything else by ``float``."""
+    return float(value.mid) if _is_interval(value) else float(value)
