@@ -222,19 +222,20 @@ def _as_interval(bounds: tuple[int, int], bits: int):
     return mpmath.iv.make_mpf((from_man_exp(bounds[0], -bits), from_man_exp(bounds[1], -bits)))
 
 
-@lru_cache(maxsize=256)
-def _base_bounds(rate: Fraction, bits: int) -> tuple[int, int]:
-    """Integers ``lo <= e^(-rate) 2^bits <= hi`` (from a wider mpmath interval, rounded outward)."""
+@lru_cache(maxsize=512)
+def _base_bounds(rate: Fraction, bits: int, inverse: bool = False) -> tuple[int, int]:
+    """Integers ``lo <= e^(-rate) 2^bits <= hi`` (``inverse``: ``e^rate``), from a wider mpmath interval
+    rounded outward."""
     iv = mpmath.iv
     old = iv.prec
     try:
-        iv.prec = bits + 32
-        value = iv.exp(-iv.mpf(rate.numerator) / rate.denominator)
+        iv.prec = bits + 32 + (rate.numerator // rate.denominator).bit_length()
+        value = iv.exp((1 if inverse else -1) * iv.mpf(rate.numerator) / rate.denominator)
         ends = value._mpi_  # the exact ends (raw mpf tuples), shifted and rounded outward to integers
         low, high = to_int(mpf_shift(ends[0], bits), "f"), to_int(mpf_shift(ends[1], bits), "c")
     finally:
         iv.prec = old
-    if not 0 < low <= high < 1 << bits:
+    if not (1 << bits < low <= high if inverse else 0 <= low <= high < 1 << bits):
         raise AssertionError(f"internal error: bad enclosure of exp(-{rate}) at {bits} bits")
     return low, high
 
@@ -271,15 +272,15 @@ def _fixed_point_bounds(value: RationalExp, bits: int) -> tuple[int, int]:
     )
     denominator = (one, one)
 
-    def power(d: int) -> tuple[int, int]:
-        return _horner([0] * d + [1], a_low, bits, False), _horner([0] * d + [1], a_high, bits, True)
+    def power(d: int, base: tuple[int, int]) -> tuple[int, int]:
+        return _horner([0] * d + [1], base[0], bits, False), _horner([0] * d + [1], base[1], bits, True)
 
     if low_exponent > 0:
-        numerator = _times(numerator, power(low_exponent), bits)
-    elif low_exponent < 0:
-        denominator = power(-low_exponent)
+        numerator = _times(numerator, power(low_exponent, (a_low, a_high)), bits)
+    elif low_exponent < 0:  # a^low = (1/a)^|low|: never a division by a bound that may round to 0
+        numerator = _times(numerator, power(-low_exponent, _base_bounds(value.rate, bits, inverse=True)), bits)
     for (d, sign), count in value.denominator.items():
-        low, high = power(d)
+        low, high = power(d, (a_low, a_high))
         factor = (one + low, one + high) if sign > 0 else (one - high, one - low)
         if factor[0] <= 0:
             raise AssertionError(f"internal error: 1 - a^{d} not separated from 0 at {bits} bits")
@@ -287,6 +288,8 @@ def _fixed_point_bounds(value: RationalExp, bits: int) -> tuple[int, int]:
             denominator = _times(denominator, factor, bits)
     n_low, n_high = numerator
     d_low, d_high = denominator
+    if d_low <= 0:
+        raise AssertionError(f"internal error: a denominator not separated from 0 at {bits} bits")
     low = (n_low << bits) // (d_high if n_low >= 0 else d_low)
     high = -((-(n_high << bits)) // (d_low if n_high >= 0 else d_high))
     return low, high

@@ -183,3 +183,21 @@ def test_integer_answers_and_positive_scale_required():
         NoisyMaxValue(EPS, noise="geometric")
     with pytest.raises(InvalidArgument, match="noise must be one of"):
         ReportNoisyMax(EPS, noise="gauss")
+
+
+def test_enclosures_contain_the_value_at_every_precision():
+    # each enclosure at a low precision must contain a much tighter one (the directed roundings are
+    # outward): mixed-sign numerators, negative exponents, both denominator factors, several bases
+    import random
+
+    rng = random.Random(20)
+    for _ in range(150):
+        numerator = {rng.randint(-6, 12): rng.randint(-9, 9) for _ in range(rng.randint(1, 8))}
+        if not any(numerator.values()):
+            continue
+        denominator = {(rng.randint(1, 7), rng.choice((1, -1))): rng.randint(0, 3) for _ in range(rng.randint(0, 3))}
+        value = RationalExp(numerator, denominator, Fraction(rng.randint(1, 9), rng.randint(1, 12)))
+        truth = value.interval(800)
+        for bits in (48, 64, 100):
+            coarse = value.interval(bits)
+            assert coarse.a <= truth.a and truth.b <= coarse.b, (value, bits)
