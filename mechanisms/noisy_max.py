@@ -105,7 +105,7 @@ class ReportNoisyMax(NoiseProgram):
         return self.noise == "geometric"
 
     def probabilities(self, dataset: tuple) -> dict:
-        if self.noise == "geometric":
+        if isinstance(self._noise, Geometric):
             return argmax_values(check_integers(dataset), 1 / self._noise.scale)
         return argmax_probabilities(list(dataset), self._noise)
 
