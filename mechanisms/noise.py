@@ -14,17 +14,18 @@ Noises (``b``, ``s`` > 0 rational; floats are read as the binary rationals they 
 * ``Exponential(s)`` (one-sided, numpy's ``exponential(scale=s)``): density ``exp(-x/s)/s`` on
   ``x >= 0``; CDF ``1 - exp(-x/s)`` there, 0 below.
 * ``Geometric(s)``: two-sided geometric on the integers, ``P(Z = z) = (1 - a)/(1 + a) a^|z|``,
-  ``a = e^(-1/s)``; its probabilities are rational functions of ``a``, in :mod:`dpverify.mechanisms.geometric`.
+  ``a = e^(-1/s)``; its probabilities are rational functions of ``a``, in :mod:`dpverify.mechanisms.geometric`
+  (ties have positive probability there: each mechanism states its tie rule).
 * ``NoNoise()``: the point mass at 0 (Lyu, Su, Li's Algorithm 5 adds no noise to the queries); it
   has a CDF and a tail but no density.
 
 For continuous noise ties have probability 0, so ``>=`` and ``>`` (``argmax`` with any tie rule)
-give the same probabilities.
+give the same probabilities; for geometric noise they do not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -32,6 +33,8 @@ from typing import Any
 
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
 from dpverify.errors import InvalidArgument
+
+from .geometric import total_is_one
 
 __all__ = [
     "Noise",
@@ -153,7 +156,8 @@ class Geometric(Noise):
     ``P(Z = z) = (1 - a)/(1 + a) a^|z|`` with ``a = e^(-1/scale)``; ``count + Geometric(1/eps)`` is
     eps-DP for counts (its ratio on neighbouring counts is exactly ``e^eps``). Its probabilities are
     rational functions of ``a`` (sums over the integers in closed form): see
-    :mod:`dpverify.mechanisms.geometric` (report noisy max, smallest index among ties)."""
+    :mod:`dpverify.mechanisms.geometric`; ``ReportNoisyMax(noise="geometric")`` and
+    ``svt(variant, noise="geometric")`` use it."""
 
     scale: Fraction
 
@@ -238,23 +242,37 @@ def max_density(values: Sequence[Any], noise: Noise) -> PiecewiseExp:
 
 class NoiseProgram:
     """Base of the exact noise mechanisms: one method, :meth:`probabilities`, gives every
-    outcome's probability as an exact :class:`~dpverify.densities.piecewise.ExpSum`; the rest derive from it.
+    outcome's exact probability; the rest derive from it.
+
+    The exact values are :class:`~dpverify.densities.piecewise.ExpSum` (Laplace, exponential, no
+    noise) or, with two-sided geometric noise (``rational_values``),
+    :class:`~dpverify.mechanisms.geometric.RationalExp` (rational functions of ``a = e^(-g)``). Both
+    are compared exactly, enclosed in intervals, rounded to certified floats and given to sympy.
 
     * calling the mechanism returns a :class:`~dpverify.Distribution` of certified floats (each the
       exact value rounded, within ``2**-52`` relative: ``float_relative_error``);
+    * :meth:`exact_values` returns the exact values (zeros dropped, cached, checked to sum to 1);
     * :meth:`exact_distribution` returns the exact sympy values (what ``dpverify.verify`` certifies);
-    * :meth:`certified_intervals` returns 256-bit mpmath enclosures, which
-      :func:`dpverify.checking.input_pairs.verify_pairs` certifies with (faster than sympy; a tie it cannot
-      separate falls back to the sympy values).
+    * :meth:`certified_intervals` returns mpmath enclosures (256 bits; at least 200 bits relative for
+      rational values), which :func:`dpverify.checking.input_pairs.verify_pairs` certifies with (faster
+      than sympy; a tie it cannot separate falls back to the sympy values);
+    * ``exact_probabilities`` is :meth:`exact_values` for ExpSum values only: ``verify_pairs`` asks
+      for it to give a witness's masses as exact sums, which rational values do not offer (it is
+      absent, ``hasattr`` is False, for geometric noise).
     """
 
     float_relative_error = 2.0**-52
+
+    @property
+    def rational_values(self) -> bool:
+        """Whether the exact values are RationalExp (geometric noise) rather than ExpSum."""
+        return False
 
     def probabilities(self, dataset: tuple) -> dict:
         """Every outcome's exact probability on ``dataset`` (subclasses implement this)."""
         raise NotImplementedError
 
-    def exact_probabilities(self, dataset: tuple) -> dict:
+    def exact_values(self, dataset: tuple) -> dict:
         """:meth:`probabilities`, zeros dropped, cached per dataset; the exact total is checked to be 1
         on the first 64 datasets and every 16th after (an internal consistency check)."""
         cache = self.__dict__.setdefault("_cache", {})
@@ -267,20 +285,38 @@ class NoiseProgram:
             checked[0] += 1
             # the exact total is an internal consistency check (it costs as much as the probabilities):
             # every one of the first 64 datasets, then every 16th
-            if (checked[0] <= 64 or checked[0] % 16 == 0) and ExpSum.total(probabilities.values()) != 1:
+            if (checked[0] <= 64 or checked[0] % 16 == 0) and not self._total_is_one(probabilities.values()):
                 raise AssertionError(f"internal error: the probabilities of {self!r} on {key!r} do not sum to 1")
             cache[key] = {o: p for o, p in probabilities.items() if not p.is_zero()}
         return cache[key]
 
+    def _total_is_one(self, values: Any) -> bool:
+        if self.rational_values:
+            return total_is_one(values)
+        return ExpSum.total(values) == 1
+
+    @property
+    def exact_probabilities(self) -> Callable[[tuple], dict]:
+        """``dataset -> {outcome: ExpSum}`` (:meth:`exact_values`); absent (AttributeError) when the
+        values are rational functions (geometric noise): use :meth:`exact_values`."""
+        if self.rational_values:
+            raise AttributeError(
+                f"{self!r} has geometric noise: its exact values are RationalExp (rational functions of "
+                "a = e^-g), not ExpSums; use exact_values(dataset)."
+            )
+        return self.exact_values
+
     def __call__(self, dataset: tuple):
         from dpverify.finite.distribution import Distribution
 
-        return Distribution({o: p.to_float() for o, p in self.exact_probabilities(dataset).items()})
+        return Distribution({o: p.to_float() for o, p in self.exact_values(dataset).items()})
 
     def exact_distribution(self, dataset: tuple):
         from dpverify.finite.distribution import Distribution
 
-        return Distribution({o: p.to_sympy() for o, p in self.exact_probabilities(dataset).items()})
+        return Distribution({o: p.to_sympy() for o, p in self.exact_values(dataset).items()})
 
     def certified_intervals(self, dataset: tuple) -> dict:
-        return {o: p.interval(256) for o, p in self.exact_probabilities(dataset).items()}
+        if self.rational_values:
+            return {o: p.enclosure(200) for o, p in self.exact_values(dataset).items()}
+        return {o: p.interval(256) for o, p in self.exact_values(dataset).items()}

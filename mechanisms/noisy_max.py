@@ -7,6 +7,10 @@ Differential Privacy, CCS 2018, Algorithms 5-10; ``statdp/algorithms.py``) and D
 * :class:`ReportNoisyMax` — ``argmax_i (q_i + N_i)`` with ``N_i ~ Lap(2/eps)`` (CCS 2018 Alg. 5) or
   the one-sided ``Exp(2/eps)`` (Alg. 6); eps-DP under "all answers differ by at most 1". Discrete:
   the probability of each index is an exact piecewise-exponential integral (:mod:`dpverify.mechanisms.noise`).
+  With ``noise="geometric"`` (two-sided geometric ``Geometric(2/eps)``, on integer answers) it is an
+  exact rational function of ``a = e^(-eps/2)`` (:mod:`dpverify.mechanisms.geometric`); ties then have
+  positive probability and the **smallest index** among the largest noisy answers wins
+  (``numpy.argmax``, as StatDP's implementation).
 * :class:`NoisyMaxValue` — the same noisy answers but releasing ``max_i (q_i + N_i)`` (Alg. 7 and 8,
   the incorrect variants): a continuous output with density
   ``sum_i f(x - q_i) prod_{j != i} F(x - q_j)``.
@@ -28,11 +32,12 @@ from typing import Any
 from dpverify.densities.piecewise import as_fraction
 from dpverify.errors import InvalidArgument
 
-from .noise import Exponential, Laplace, Noise, NoiseProgram, argmax_probabilities, max_density
+from .geometric import argmax_values, check_integers
+from .noise import Exponential, Geometric, Laplace, Noise, NoiseProgram, argmax_probabilities, max_density
 
 __all__ = ["ReportNoisyMax", "NoisyMaxValue", "NoisyHistogram", "noise_for"]
 
-_NOISES = ("laplace", "exponential")
+_NOISES = ("laplace", "exponential", "geometric")
 
 
 def _epsilon(value: Any) -> Fraction:
@@ -43,20 +48,22 @@ def _epsilon(value: Any) -> Fraction:
 
 
 def noise_for(noise: str, scale: Fraction) -> Noise:
-    """``"laplace"`` -> ``Lap(scale)``, ``"exponential"`` -> one-sided ``Exp(scale)``."""
+    """``"laplace"`` -> ``Lap(scale)``, ``"exponential"`` -> one-sided ``Exp(scale)``, ``"geometric"`` ->
+    two-sided ``Geometric(scale)`` (integer answers only)."""
     if noise == "laplace":
         return Laplace(scale)
     if noise == "exponential":
         return Exponential(scale)
+    if noise == "geometric":
+        return Geometric(scale)
     if noise == "gaussian":
         # Refused, not approximated: P(argmax = i) = int phi(x - q_i) prod_j Phi(x - q_j) dx has no closed
         # form, and a quadrature without rigorous error bounds must not reach a verdict.
         raise InvalidArgument(
             "noise='gaussian' is refused: the argmax probabilities of Gaussian noise have no closed form "
             "(integrals of products of normal CDFs) and dpverify puts no uncertified quadrature in a verdict. "
-            "Use noise='laplace' or 'exponential' here (or GeometricNoisyMax in "
-            "dpverify.mechanisms.geometric); the Gaussian mechanism itself is decided exactly by "
-            "dpverify.mechanisms.gaussian.verify_gaussian."
+            "Use noise='laplace', 'exponential' or 'geometric' here; the Gaussian mechanism itself is decided "
+            "exactly by dpverify.mechanisms.gaussian.verify_gaussian."
         )
     raise InvalidArgument(f"noise must be one of {_NOISES}, got noise={noise!r}.")
 
@@ -72,11 +79,12 @@ def _set_noise(mechanism: Any, prefix: str) -> None:
 @dataclass(frozen=True, eq=False)
 class ReportNoisyMax(NoiseProgram):
     """Ding et al. (CCS 2018) Alg. 5 / 6: the index of the largest ``q_i + N_i``, ``N_i`` of scale
-    ``2/eps`` (Laplace or one-sided exponential).
+    ``2/eps`` (Laplace, one-sided exponential, or two-sided geometric).
 
     Args:
         epsilon: eps (rational; floats are read exactly).
-        noise: ``"laplace"`` (Alg. 5) or ``"exponential"`` (Alg. 6).
+        noise: ``"laplace"`` (Alg. 5), ``"exponential"`` (Alg. 6) or ``"geometric"`` (Alg. 5 with the
+            discrete Laplace ``Geometric(2/eps)``, on integer answers; ties go to the smallest index).
         scale_factor: the noise scale is ``scale_factor / eps`` (2 in the paper; a mutant may lower it).
     """
 
@@ -92,8 +100,20 @@ class ReportNoisyMax(NoiseProgram):
     def __repr__(self) -> str:
         return f"ReportNoisyMax(epsilon={self.epsilon}, noise={self.noise!r}, scale_factor={self.scale_factor})"
 
+    @property
+    def rational_values(self) -> bool:
+        return self.noise == "geometric"
+
     def probabilities(self, dataset: tuple) -> dict:
+        if isinstance(self._noise, Geometric):
+            return argmax_values(check_integers(dataset), 1 / self._noise.scale)
         return argmax_probabilities(list(dataset), self._noise)
+
+
+def geometric_noisy_max(epsilon: Any, scale_factor: Any = 2) -> ReportNoisyMax:
+    """``ReportNoisyMax(epsilon, noise="geometric", scale_factor=scale_factor)``: what the deprecated
+    ``dpverify.mechanisms.geometric.GeometricNoisyMax`` returns."""
+    return ReportNoisyMax(epsilon, "geometric", scale_factor)
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,6 +128,11 @@ class NoisyMaxValue:
     _noise: Noise = field(init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
+        if self.noise == "geometric":
+            raise InvalidArgument(
+                "NoisyMaxValue releases the noisy maximum; with noise='geometric' that is an integer of "
+                "unbounded support, which is not supported: use noise='laplace' or 'exponential'."
+            )
         _set_noise(self, "noisy_max_value")
 
     def __repr__(self) -> str:

@@ -27,10 +27,29 @@ sequence is ``int f_rho(r) prod_i P(a_i | r) dr`` — a piecewise-exponential in
 (:mod:`dpverify.mechanisms.noise`). With refreshing (Algorithm 2) the run splits into independent segments
 that each end with a ⊤. Algorithm 3's noisy answers are continuous; its density is
 :meth:`SparseVector.output_density` (checked by :mod:`dpverify.densities.continuous`), for c = 1.
+
+Geometric noise (``noise="geometric"``): every ``Lap(b)`` above becomes the two-sided geometric
+``Geometric(b)`` (the discrete Laplace of the same scale, ``P(Z = z) ∝ e^(-|z|/b)``), on integer query
+answers. Given the integer ``rho = r``, ``P(⊤ | r)`` is a tail of the query noise at an integer point, so a
+sequence's probability is ``sum_r P(rho = r) prod_i P(a_i | r)``, summed over the integers in closed
+form (:func:`dpverify.mechanisms.geometric.threshold_segment`): an exact rational function of
+``a = e^(-g)``, ``g`` the largest rational of which both noises' ``1/b`` are integer multiples. Algorithm
+3 is refused with geometric noise (its released value is an integer of unbounded support).
+
+Ties have positive probability with geometric noise, so the comparison matters. Lyu, Su, Li's paper is
+not among the project's sources (``/work/shared/papers``), so the comparison follows StatDP's
+implementation (``statdp/algorithms.py``, :data:`COMPARISON`): ``q_i + nu_i >= T + rho`` for ``SVT``
+(Algorithm 1), ``iSVT1`` (5) and ``iSVT2`` (6), the strict ``q_i + nu_i > T + rho`` for ``iSVT3`` (4) and
+``iSVT4`` (3); Algorithm 2, which StatDP does not have, compares as Algorithm 1. ``comparison=">="`` or
+``">"`` overrides it (DP-Sniper uses ``>=`` for all six). With integer answers and integer noise the
+comparison is ``q_i + nu_i - rho >= t`` with the integer ``t = ceil(T)`` (``>=``) or ``floor(T) + 1``
+(``>``): a threshold ``T = 0.5`` behaves as ``T = 1`` with ``>=`` and as ``T = 0`` with ``>``. (For
+Laplace noise ties have probability 0 and the comparison changes nothing.)
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
@@ -39,12 +58,17 @@ from typing import Any
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
 from dpverify.errors import InvalidArgument
 
-from .noise import Laplace, Noise, NoiseProgram, NoNoise
+from .geometric import RationalExp, check_integers, common_rate, threshold_segment
+from .noise import Geometric, Laplace, Noise, NoiseProgram, NoNoise
 
-__all__ = ["SparseVector", "svt", "TOP", "BOTTOM", "VARIANTS"]
+__all__ = ["SparseVector", "svt", "TOP", "BOTTOM", "VARIANTS", "NOISES", "COMPARISON"]
 
 TOP, BOTTOM = "⊤", "⊥"
 VARIANTS = (1, 2, 3, 4, 5, 6)
+NOISES = ("laplace", "geometric")
+#: StatDP's comparison of ``q_i + nu_i`` with ``T + rho`` per variant (statdp/algorithms.py: SVT, iSVT1,
+#: iSVT2 ``>=``; iSVT3 = Algorithm 4 and iSVT4 = Algorithm 3 ``>``; Algorithm 2 as Algorithm 1).
+COMPARISON = {1: ">=", 2: ">=", 3: ">", 4: ">", 5: ">=", 6: ">="}
 #: Lyu, Su, Li's privacy of each variant as a multiple of eps (None: not private at any eps).
 PROVED_FACTOR = {1: Fraction(1), 2: Fraction(1), 3: None, 4: None, 5: None, 6: None}
 
@@ -91,9 +115,13 @@ class SparseVector(NoiseProgram):
         variant: 1-6, the algorithm of Figure 1.
         c: the cutoff (number of ⊤ answers before the run stops; variants 5 and 6 have none).
         T: the public threshold (the peers use 0.5 for Algorithm 1 and 1 for the others).
+        noise: ``"laplace"`` (the paper) or ``"geometric"`` (the discrete Laplace of the same scales,
+            on integer answers; not for Algorithm 3).
+        comparison: ``">="`` or ``">"`` (``q_i + nu_i`` against ``T + rho``); None: StatDP's for the
+            variant (:data:`COMPARISON`). It matters for geometric noise only (module docstring).
 
     Calling it on ``q = (q_1, ..., q_k)`` returns the exact distribution over answer strings
-    (certified floats; exact values through ``exact_probabilities``). Algorithm 3 releases noisy
+    (certified floats; exact values through ``exact_values``). Algorithm 3 releases noisy
     answers: use :meth:`output_density` (its ⊤ outcomes are continuous).
     """
 
@@ -101,26 +129,64 @@ class SparseVector(NoiseProgram):
     variant: int = 1
     c: int = 1
     T: Any = 1
+    noise: str = "laplace"
+    comparison: str | None = None
     name: str = field(default="", compare=False)
     # epsilon and T as exact numbers, set in __post_init__
     _eps: Fraction = field(init=False, repr=False, compare=False)
     _T: Fraction = field(init=False, repr=False, compare=False)
+    # geometric noise: (rate g of the base a = e^-g, threshold and query multiples m, integer threshold t)
+    _lattice: tuple[Fraction, int, int | None, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise InvalidArgument(f"variant must be one of {VARIANTS} (Lyu, Su, Li Algorithms 1-6), got variant={self.variant!r}.")
         if not isinstance(self.c, int) or isinstance(self.c, bool) or self.c < 1:
             raise InvalidArgument(f"c must be an integer >= 1 (the cutoff), got c={self.c!r}.")
+        if self.noise not in NOISES:
+            raise InvalidArgument(f"noise must be one of {NOISES}, got noise={self.noise!r}.")
+        if self.comparison not in (None, ">=", ">"):
+            raise InvalidArgument(
+                f"comparison must be '>=', '>' or None (StatDP's for the variant), got comparison={self.comparison!r}."
+            )
+        if self.noise == "geometric" and self.variant == 3:
+            raise InvalidArgument(
+                "Algorithm 3 releases the noisy answer; with noise='geometric' that is an integer of unbounded "
+                "support, which is not supported: use noise='laplace' (a density, decided by verify_pairs)."
+            )
         eps = as_fraction("epsilon", self.epsilon)
         if eps <= 0:
             raise InvalidArgument(f"epsilon must be positive, got epsilon={self.epsilon!r}.")
         object.__setattr__(self, "_eps", eps)
         object.__setattr__(self, "_T", as_fraction("T", self.T))
         if not self.name:
-            object.__setattr__(self, "name", f"svt{self.variant}")
+            suffix = "_geometric" if self.noise == "geometric" else ""
+            object.__setattr__(self, "name", f"svt{self.variant}{suffix}")
+        if self.noise == "geometric":
+            threshold, query = self.threshold_noise(), self.query_noise()
+            m_query: int | None = None
+            if isinstance(query, Geometric):
+                rate, (m_threshold, m_query) = common_rate(threshold.scale, query.scale)
+            else:  # Algorithm 5: no query noise
+                rate, (m_threshold,) = common_rate(threshold.scale)
+            T = self._T
+            t = math.ceil(T) if self.compare == ">=" else math.floor(T) + 1
+            object.__setattr__(self, "_lattice", (rate, m_threshold, m_query, t))
 
     def __repr__(self) -> str:
-        return f"SparseVector(epsilon={self.epsilon}, variant={self.variant}, c={self.c}, T={self.T})"
+        if self.noise == "laplace" and self.comparison is None:
+            return f"SparseVector(epsilon={self.epsilon}, variant={self.variant}, c={self.c}, T={self.T})"
+        return (f"SparseVector(epsilon={self.epsilon}, variant={self.variant}, c={self.c}, T={self.T}, "
+                f"noise={self.noise!r}, comparison={self.compare!r})")
+
+    @property
+    def compare(self) -> str:
+        """The comparison in force: ``comparison``, or StatDP's for the variant."""
+        return COMPARISON[self.variant] if self.comparison is None else self.comparison
+
+    @property
+    def rational_values(self) -> bool:
+        return self.noise == "geometric"
 
     @property
     def cutoff(self) -> int | None:
@@ -130,24 +196,21 @@ class SparseVector(NoiseProgram):
     def refresh(self) -> bool:
         return self.variant == 2
 
-    def threshold_noise(self) -> Laplace:
+    def threshold_noise(self) -> Laplace | Geometric:
         eps, c = self._eps, self.c
+        kind = Geometric if self.noise == "geometric" else Laplace
         if self.variant == 2:
-            return Laplace(2 * c / eps)
+            return kind(2 * c / eps)
         if self.variant == 4:
-            return Laplace(4 / eps)
-        return Laplace(2 / eps)
+            return kind(4 / eps)
+        return kind(2 / eps)
 
     def query_noise(self) -> Noise:
         eps, c = self._eps, self.c
-        return {
-            1: lambda: Laplace(4 * c / eps),
-            2: lambda: Laplace(4 * c / eps),
-            3: lambda: Laplace(2 * c / eps),
-            4: lambda: Laplace(4 / (3 * eps)),
-            5: lambda: NoNoise(),
-            6: lambda: Laplace(2 / eps),
-        }[self.variant]()
+        if self.variant == 5:
+            return NoNoise()
+        scale = {1: 4 * c / eps, 2: 4 * c / eps, 3: 2 * c / eps, 4: 4 / (3 * eps), 6: 2 / eps}[self.variant]
+        return Geometric(scale) if self.noise == "geometric" else Laplace(scale)
 
     # -- discrete outputs ---------------------------------------------------------------------
 
@@ -166,18 +229,49 @@ class SparseVector(NoiseProgram):
         extend("", 0)
         return out
 
-    def sequence_probability(self, q: tuple[Fraction | int, ...], sequence: str) -> ExpSum:
-        """The exact probability of one answer string on answers ``q``."""
-        threshold, query, T = self.threshold_noise(), self.query_noise(), self._T
-        answers = [(q[i], a == TOP) for i, a in enumerate(sequence)]
+    def _segments(self, answers: list) -> list[list]:
+        """The answers split at each threshold draw: one segment, or (Algorithm 2) one per ⊤."""
         if not self.refresh:
-            return _segment(threshold, query, T, _key(answers))
-        result, start = ExpSum.constant(1), 0
+            return [answers]
+        segments, start = [], 0
         for i, (_, top) in enumerate(answers):
             if top or i == len(answers) - 1:
-                result = result * _segment(threshold, query, T, _key(answers[start : i + 1]))
+                segments.append(answers[start : i + 1])
                 start = i + 1
+        return segments
+
+    def sequence_probability(self, q: tuple[Fraction | int, ...], sequence: str) -> ExpSum | RationalExp:
+        """The exact probability of one answer string on answers ``q``."""
+        answers = [(q[i], a == TOP) for i, a in enumerate(sequence)]
+        if self.noise == "geometric":
+            return self._geometric_probability(answers, len(q))
+        threshold, query, T = self.threshold_noise(), self.query_noise(), self._T
+        if not self.refresh:
+            return _segment(threshold, query, T, _key(answers))
+        result = ExpSum.constant(1)
+        for segment in self._segments(answers):
+            result = result * _segment(threshold, query, T, _key(segment))
         return result
+
+    def _geometric_probability(self, answers: list, queries: int) -> RationalExp:
+        """A sequence's probability with geometric noise: a product over its threshold draws of
+        :func:`~dpverify.mechanisms.geometric.threshold_segment` (answers taken relative to the integer
+        threshold ``t``), each cached per instance with its enclosures."""
+        rate, m_threshold, m_query, t = self._lattice
+        cache = self.__dict__.setdefault("_segment_values", {})
+        keys = tuple(_key([(q - t, top) for q, top in segment]) for segment in self._segments(answers))
+        if (keys, queries) not in cache:
+            parts = []
+            for key in keys:
+                if (key, queries) not in cache:
+                    numerator, factors = threshold_segment(key, m_threshold, m_query, queries)
+                    cache[(key, queries)] = RationalExp(dict(numerator), dict(factors), rate)
+                parts.append(cache[(key, queries)])
+            value = parts[0]
+            for part in parts[1:]:
+                value = value * part
+            cache[(keys, queries)] = value
+        return cache[(keys, queries)]
 
     def probabilities(self, dataset: tuple) -> dict:
         if self.variant == 3:
@@ -185,8 +279,42 @@ class SparseVector(NoiseProgram):
                 "Algorithm 3 releases noisy answers (continuous outputs); verify it through "
                 "verify_pairs, which uses its output_density."
             )
+        if self.noise == "geometric":
+            return self._geometric_probabilities(check_integers(dataset))
         q = tuple(_answer(i, v) for i, v in enumerate(dataset))
         return {s: self.sequence_probability(q, s) for s in self.sequences(len(q))}
+
+    def _geometric_probabilities(self, q: tuple[int, ...]) -> dict[str, RationalExp]:
+        """Every answer string's probability with geometric noise. Without refreshing, a string's value
+        depends only on how many answers of each value are ⊤ and ⊥ (the segment's key): the strings are
+        enumerated depth first with those counts, and each distinct count vector is computed once."""
+        if self.refresh:
+            return {s: self._geometric_probability([(q[i], a == TOP) for i, a in enumerate(s)], len(q))
+                    for s in self.sequences(len(q))}
+        values = sorted(set(q))
+        slot = [2 * values.index(v) for v in q]  # counts[2j]: answers values[j] below, counts[2j + 1]: above
+        k, cutoff = len(q), self.cutoff
+        out: dict[str, RationalExp] = {}
+        found: dict[tuple[int, ...], RationalExp] = {}
+
+        def extend(prefix: str, counts: list[int], tops: int) -> None:
+            i = len(prefix)
+            if i == k or (cutoff is not None and tops == cutoff):
+                key = tuple(counts)
+                if key not in found:
+                    answers = [(v, top == 1) for j, v in enumerate(values) for top in (0, 1) for _ in range(counts[2 * j + top])]
+                    found[key] = self._geometric_probability(answers, k)
+                out[prefix] = found[key]
+                return
+            counts[slot[i]] += 1
+            extend(prefix + BOTTOM, counts, tops)
+            counts[slot[i]] -= 1
+            counts[slot[i] + 1] += 1
+            extend(prefix + TOP, counts, tops + 1)
+            counts[slot[i] + 1] -= 1
+
+        extend("", [0] * (2 * len(values)), 0)
+        return out
 
     # -- Algorithm 3: continuous outputs --------------------------------------------------------
 
@@ -245,9 +373,11 @@ class SparseVector(NoiseProgram):
         return self.variant == 3
 
 
-def svt(variant: int, *, epsilon: Any, c: int = 1, T: Any | None = None) -> SparseVector:
+def svt(variant: int, *, epsilon: Any, c: int = 1, T: Any | None = None, noise: str = "laplace",
+        comparison: str | None = None) -> SparseVector:
     """Lyu, Su, Li's Algorithm ``variant`` with the peers' default threshold (0.5 for Algorithm 1,
-    1 otherwise) unless ``T`` is given."""
+    1 otherwise) unless ``T`` is given; ``noise="geometric"`` for the discrete Laplace (integer
+    answers), ``comparison`` as :class:`SparseVector`'s (default: StatDP's)."""
     if T is None:
         T = Fraction(1, 2) if variant == 1 else 1
-    return SparseVector(epsilon, variant, c, T)
+    return SparseVector(epsilon, variant, c, T, noise, comparison)

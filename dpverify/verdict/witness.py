@@ -58,21 +58,33 @@ class Witness:
     def __str__(self) -> str:
         outcomes = sorted(self.output_set, key=repr)
         shown = ", ".join(map(repr, outcomes[:6])) + (", ..." if len(outcomes) > 6 else "")
-        q = float(self.q)
+        p, q = _shown(self.p), _shown(self.q)
         bound = (exp_epsilon(self.epsilon) * q if q > 0 else 0.0) + float(self.delta)
-        relation = ">" if float(self.p) > bound else "<="
+        relation = ">" if p > bound else "<="
         lines = [
             f"D  = {self.dataset}",
             f"D' = {self.neighbor}",
             f"S  = {{{shown}}}",
-            f"P[M(D) in S] = {float(self.p):.12g}",
+            f"P[M(D) in S] = {p:.12g}",
             f"P[M(D') in S] = {q:.12g}",
         ]
-        if not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
+        if _is_interval(self.p) or _is_interval(self.q):
+            lines.append(f"certified enclosures: P[M(D) in S] in {self.p}, P[M(D') in S] in {self.q}")
+        elif not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
             lines.append(f"exact: P[M(D) in S] is {self.p}, P[M(D') in S] is {self.q}")
-        lines.append(f"check: {float(self.p):.12g} {relation} e^eps * {q:.12g} + delta = {bound:.12g}")
+        lines.append(f"check: {p:.12g} {relation} e^eps * {q:.12g} + delta = {bound:.12g}")
         if self.within_rounding:
             lines.append(
                 f"within rounding: excess {self.excess:.3g} vs the float error allowance {self.allowance:.3g}"
             )
         return "\n".join(lines)
+
+
+def _is_interval(value: Any) -> bool:
+    """An mpmath interval (a certified enclosure, as mechanisms offering ``certified_intervals`` give)."""
+    return hasattr(value, "mid") and hasattr(value, "a") and hasattr(value, "b")
+
+
+def _shown(value: Any) -> float:
+    """A mass as a float: an interval by its midpoint, anything else by ``float``."""
+    return float(value.mid) if _is_interval(value) else float(value)

@@ -16,6 +16,15 @@ k = 5 for noisy max and the histogram, k = 6 for SVT; SVT Algorithm 3's only in
 cover of the enumeration by their loss components (:mod:`dpverify.checking.pair_cover`: the same eps*,
 verdict and worst pair as every pair; ``details["cover_pairs"]`` counts the pairs compared).
 Incorrect mechanisms are expected to be VIOLATED with a witness; correct ones to hold.
+
+:data:`GEOMETRIC` adds the same mechanisms with two-sided geometric noise (the discrete Laplace of the
+same scales, on the same integer inputs; not in the peers' suite): report noisy max
+(``ReportNoisyMax(noise="geometric")``, ties to the smallest index) and SVT Algorithms 1, 2, 4, 5, 6
+(``svt(variant, noise="geometric")``, StatDP's comparisons; Algorithm 3 releases an integer of unbounded
+support and is not supported). Their eps* are exact too (sums over the integers in closed form,
+:mod:`dpverify.mechanisms.geometric`). The correct ones are also run on every neighbouring pair of
+``{0, 1, 2}^k``; the incorrect ones' enumerations only with ``slow=True``: they are caught on the
+patterns already.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from ..noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
 from ..sparse_vector import svt
 
-__all__ = ["BenchMechanism", "BENCHMARK", "EPSILONS", "benchmark_rows", "measure", "cases"]
+__all__ = ["BenchMechanism", "BENCHMARK", "GEOMETRIC", "EPSILONS", "benchmark_rows", "measure", "cases"]
 
 #: The claims the peers test at (their default 0.7 and DP-Sniper's default 0.1), as exact numbers.
 EPSILONS = (Fraction(7, 10), Fraction(1, 10))
@@ -53,7 +62,7 @@ class BenchMechanism:
     source: str
     full_k: int | None  # k for the full {0,1,2}^k enumeration (None: not run)
     parent: str | None = None  # an incorrect variant's correct counterpart
-    slow_full: bool = False  # the enumeration takes minutes: run by benchmarks/bench_suite.py --slow only
+    slow_full: bool = False  # the enumeration runs only with slow=True (it takes minutes, or adds nothing to the patterns)
 
 
 BENCHMARK: tuple[BenchMechanism, ...] = (
@@ -84,6 +93,32 @@ BENCHMARK: tuple[BenchMechanism, ...] = (
 )
 
 
+#: The suite's mechanisms with two-sided geometric noise (not in the peers' suite; module docstring). With
+#: c = 1 and integer answers, Algorithm 1 at T = 0.5 and Algorithm 2 at T = 1 compare ``q + nu - rho``
+#: with the same integer 1 (``>=``), and their scales agree at c = 1: the two rows are one mechanism.
+GEOMETRIC: tuple[BenchMechanism, ...] = (
+    BenchMechanism("report_noisy_max_geometric", lambda e: ReportNoisyMax(e, "geometric"), 5, "all", True,
+                   "Ding et al. CCS 2018 Alg. 5 with two-sided geometric noise: argmax of q + Geometric(2/eps), "
+                   "smallest index among ties", 5),
+    BenchMechanism("svt1_geometric", lambda e: svt(1, epsilon=e, noise="geometric"), 10, "all", True,
+                   "Lyu, Su, Li VLDB 2017 Alg. 1 (StatDP SVT) with geometric noise, q + nu >= T + rho, c = 1, T = 0.5", 6),
+    BenchMechanism("svt2_geometric", lambda e: svt(2, epsilon=e, noise="geometric"), 10, "all", True,
+                   "Lyu, Su, Li VLDB 2017 Alg. 2 with geometric noise, q + nu >= T + rho, c = 1, T = 1 "
+                   "(at c = 1 the same mechanism as svt1_geometric)", None),
+    BenchMechanism("svt4_geometric", lambda e: svt(4, epsilon=e, noise="geometric"), 10, "all", False,
+                   "Lyu, Su, Li VLDB 2017 Alg. 4 (StatDP iSVT3) with geometric noise, q + nu > T + rho, c = 1, T = 1, "
+                   "incorrect", 6, "svt1_geometric", slow_full=True),
+    BenchMechanism("svt5_geometric", lambda e: svt(5, epsilon=e, noise="geometric"), 10, "all", False,
+                   "Lyu, Su, Li VLDB 2017 Alg. 5 (StatDP iSVT1) with geometric noise, q >= T + rho, no cutoff, T = 1, "
+                   "incorrect", 6, "svt1_geometric", slow_full=True),
+    BenchMechanism("svt6_geometric", lambda e: svt(6, epsilon=e, noise="geometric"), 10, "all", False,
+                   "Lyu, Su, Li VLDB 2017 Alg. 6 (StatDP iSVT2) with geometric noise, q + nu >= T + rho, no cutoff, "
+                   "T = 1, incorrect", 6, "svt1_geometric", slow_full=True),
+)
+
+_SPECS = {m.name: m for m in BENCHMARK + GEOMETRIC}
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, float) and math.isinf(value):
         return "inf"
@@ -94,7 +129,7 @@ def _plain(value: Any) -> Any:
 
 def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: int | None = None) -> Measurement:
     """Verify one benchmark mechanism's eps-DP claim exactly on the given input set."""
-    spec = {m.name: m for m in BENCHMARK}[name]
+    spec = _SPECS[name]
     k = spec.k if k is None else k
     mechanism = spec.build(epsilon)
     enumerated = 0
@@ -136,12 +171,13 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
 
 
 def benchmark_rows(*, full: bool = True, slow: bool = False) -> list[AuditCase]:
-    """Every benchmark row: each mechanism at eps = 0.7 and 0.1 on StatDP's patterns, and (``full``)
-    on the full ``{0,1,2}^k`` enumeration where it is run (``slow``: also the enumerations that take
-    minutes, SVT Algorithm 3 at k = 6). An incorrect mechanism must be VIOLATED; its ``parent`` is the
-    correct mechanism it claims to match."""
+    """Every benchmark row (:data:`BENCHMARK`, then :data:`GEOMETRIC`): each mechanism at eps = 0.7 and
+    0.1 on StatDP's patterns, and (``full``) on the full ``{0,1,2}^k`` enumeration where it is run
+    (``slow``: also the enumerations that take minutes, SVT Algorithm 3 at k = 6, and the incorrect
+    geometric ones). An incorrect mechanism must be VIOLATED; its ``parent`` is the correct mechanism it
+    claims to match."""
     rows = []
-    for spec in BENCHMARK:
+    for spec in BENCHMARK + GEOMETRIC:
         for epsilon in EPSILONS:
             runs = [("statdp_patterns", spec.k)]
             if full and spec.full_k is not None and (slow or not spec.slow_full):
