@@ -5,12 +5,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: test test-slow lint audit bench clean
+.PHONY: test test-slow lint audit bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,docs]'
 	touch $(STAMP)
 
 # pytest-xdist: one worker per core; --dist loadscope runs each module on one worker, so a module's
@@ -36,6 +36,11 @@ audit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_core.py
+
+# The documentation site (mkdocs.yml, docs/) into site/; --strict fails on any warning (a broken
+# link, a page missing from the nav, an API name that cannot be collected).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build *.egg-info .hypothesis
