@@ -1,39 +1,169 @@
-"""The README's newcomer examples run as written: "Add your own mechanism" and "Add your own audit"
-(the latter discovered through a real ``dpverify.audits`` entry point of a package on the path)."""
+"""The examples of the README and the docs pages run as written and print what the pages show.
+
+Every fenced ``python`` block of ``README.md`` and ``docs/**/*.md`` runs in a fresh interpreter, in
+an empty directory, with this checkout first on the path. When a plain fenced block follows it
+directly, that block is what the page says it prints, and the test compares it with what the
+example prints (timings such as ``0.03s``, or a table's seconds column, are not compared). Three kinds of block are run their own
+way: a pytest file (first line ``# test_<name>.py``) runs under pytest and must pass as many tests
+as its page shows; ``my_audits.py`` is found through a real ``dpverify.audits`` entry point; and a
+block of ``$ dpverify ...`` commands runs each command and compares its output (a ``...`` line
+stands for lines the page leaves out).
+
+A comment on the line before a block changes how it is tested: ``<!-- docs-test: skip (why) -->``
+(not run: it needs a Dask scheduler), ``<!-- docs-test: slow (why) -->`` (run with ``-m slow``),
+``<!-- docs-test: output varies (why) -->`` (run, its output not compared).
+(``tests/test_docs_site.py`` builds the site and checks the pages' links.)
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+_MARK = re.compile(r"<!--\s*docs-test:\s*([a-z ,]+?)\s*(\(.*\))?\s*-->")
+_SECONDS = re.compile(r"\b\d+\.\d+s\b|(?<=\s)\d+\.\d\d$")  # a timing: 0.03s, in 3.05s, a table's seconds column
 
 
-def _example(heading: str) -> str:
-    """The first ```python block after ``heading`` in the README."""
-    text = README.read_text()
-    start = text.index(f"## {heading}\n")
-    match = re.compile(r"```python\n(.*?)```", re.S).search(text, start)
-    assert match is not None, heading
-    return match.group(1)
+@dataclass
+class Block:
+    page: Path
+    line: int  # 1-based line of the opening fence
+    language: str
+    text: str
+    marks: set[str] = field(default_factory=set)
+    output: str | None = None  # the plain block right after it: what the page says it prints
+
+    @property
+    def name(self) -> str:
+        return f"{self.page.relative_to(ROOT)}:{self.line}"
 
 
-def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+def _blocks(page: Path) -> list[Block]:
+    lines = page.read_text().splitlines()
+    blocks: list[Block] = []
+    index = 0
+    while index < len(lines):
+        fence = lines[index]
+        if not fence.startswith("```"):
+            index += 1
+            continue
+        marks: set[str] = set()
+        mark = _MARK.fullmatch(lines[index - 1].strip()) if index else None
+        if mark:
+            marks = {word.strip() for word in mark.group(1).split(",")}
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+        block = Block(page, index + 1, fence[3:].strip(), "\n".join(lines[index + 1 : end]) + "\n", marks)
+        previous = blocks[-1] if blocks else None
+        if (
+            previous is not None and previous.language == "python" and previous.output is None
+            and block.language == "" and previous.line + previous.text.count("\n") + 1 == index
+        ):
+            previous.output = block.text
+        else:
+            blocks.append(block)
+        index = end + 1
+    return blocks
 
 
-def test_add_your_own_mechanism_runs(tmp_path):
-    (tmp_path / "example.py").write_text(_example("Add your own mechanism"))
+BLOCKS = [block for page in PAGES for block in _blocks(page)]
+
+
+def _is_test_file(block: Block) -> bool:
+    return re.match(r"# (test_\w+\.py)\n", block.text) is not None
+
+
+def _is_audit_module(block: Block) -> bool:
+    return block.text.startswith('"""my_audits.py')
+
+
+def _params(blocks: list[Block]) -> list:
+    params = []
+    for block in blocks:
+        if "skip" in block.marks:
+            continue
+        marks = [pytest.mark.slow] if "slow" in block.marks else []
+        params.append(pytest.param(block, id=block.name, marks=marks))
+    return params
+
+
+PROGRAMS = [b for b in BLOCKS if b.language == "python" and not _is_test_file(b) and not _is_audit_module(b)]
+TEST_FILES = [b for b in BLOCKS if b.language == "python" and _is_test_file(b)]
+COMMANDS = [b for b in BLOCKS if b.language == "" and b.text.startswith("$ dpverify ")]
+
+
+def _run(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(cwd), os.environ.get("PYTHONPATH", "")])}
+    env.pop("COLUMNS", None)
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _normal(text: str) -> list[str]:
+    return [_SECONDS.sub("<seconds>", line.rstrip()) for line in text.strip("\n").splitlines()]
+
+
+def _matches(expected: str, printed: str) -> bool:
+    """Whether ``printed`` reads as ``expected``, where a ``...`` line of ``expected`` stands for any lines."""
+    pattern = ""
+    for line in _normal(expected):
+        pattern += r"(?:.*\n)*?" if line == "..." else re.escape(line) + r"\n"
+    return re.fullmatch(pattern, "\n".join(_normal(printed)) + "\n") is not None
+
+
+def test_the_pages_have_examples():
+    """The parser finds what the pages hold (a refactor of it must not silently test nothing)."""
+    assert len(PROGRAMS) >= 10 and all(block.output for block in PROGRAMS if "README" in block.name)
+    assert len(TEST_FILES) >= 2 and len(COMMANDS) >= 2
+    assert sum(_is_audit_module(block) for block in BLOCKS) == 1
+
+
+@pytest.mark.parametrize("block", _params(PROGRAMS))
+def test_example_prints_what_its_page_shows(block: Block, tmp_path: Path):
+    (tmp_path / "example.py").write_text(block.text)
     done = _run(["example.py"], tmp_path)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, f"{block.name}:\n{done.stderr}"
+    if block.output is not None and "output varies" not in block.marks:
+        assert _matches(block.output, done.stdout), f"{block.name} printed:\n{done.stdout}\nthe page shows:\n{block.output}"
 
 
-def test_add_your_own_audit_is_found_through_its_entry_point(tmp_path):
-    (tmp_path / "my_audits.py").write_text(_example("Add your own audit"))
+@pytest.mark.parametrize("block", _params(TEST_FILES))
+def test_pytest_example_passes(block: Block, tmp_path: Path):
+    name = re.match(r"# (test_\w+\.py)\n", block.text).group(1)  # type: ignore[union-attr]
+    (tmp_path / name).write_text(block.text)
+    done = _run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", name], tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    passed = re.search(r"^(\d+) passed", block.output or "", re.M)  # the page's `$ pytest -q` output
+    assert passed is not None and f"{passed.group(1)} passed" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("block", _params(COMMANDS))
+def test_commands_print_what_the_page_shows(block: Block, tmp_path: Path):
+    # The commands' mechanisms: the page's first example, saved as the module it names.
+    first = next(b for b in PROGRAMS if b.page == block.page)
+    module = re.search(r"dpverify check (\w+):", block.text)
+    if module:
+        (tmp_path / f"{module.group(1)}.py").write_text(first.text.split("\nresult = ")[0])
+    for chunk in re.split(r"^(?=\$ )", block.text, flags=re.M):
+        if not chunk.strip():
+            continue
+        command, _, expected = chunk.partition("\n")
+        args = shlex.split(command[2:])
+        done = _run(["-m", "dpverify", *args[1:]], tmp_path)
+        printed = done.stdout + done.stderr
+        assert _matches(expected, printed), f"{block.name}: {command}\nprinted:\n{printed}\nthe page shows:\n{expected}"
+
+
+def test_add_your_own_audit_is_found_through_its_entry_point(tmp_path: Path):
+    (block,) = [block for block in BLOCKS if _is_audit_module(block)]
+    (tmp_path / "my_audits.py").write_text(block.text)
     # What `pip install` of a package declaring the entry point leaves on the path.
     info = tmp_path / "my_audits-0.1.dist-info"
     info.mkdir()
