@@ -1,7 +1,7 @@
 """The documentation site builds as ``make docs`` builds it, and the pages' links lead somewhere.
 
-``mkdocs build --strict`` takes about 4 CPU-seconds (5 s of wall time on an idle 2-core machine),
-so it runs by default: a page missing from the nav, a broken link or anchor, an API name griffe
+``mkdocs build --strict`` takes about 5 CPU-seconds (6.6-7.9 s of wall time on 2 cores at a load
+average of 3), so it runs by default: a page missing from the nav, a broken link or anchor, an API name griffe
 cannot collect or a docstring it cannot read fails here before it fails ``make docs``. The README is
 not part of the site, so its links (and every page's, read as files on GitHub) are checked here too.
 """
