@@ -38,7 +38,7 @@ from dpverify.finite.neighbors import NeighborRelation, PairSet, relation
 from dpverify.finite.records import check_records
 from dpverify.validation import check_integer, check_positive, exact_number
 from dpverify.verdict.assumptions import Assumption, Status, new_seed, settle
-from dpverify.verdict.engine import RowPairs, Verdict, check_float_error, decide, float_error_of
+from dpverify.verdict.engine import RowPairs, Verdict, check_float_error, decide, float_error_of, sweep
 from dpverify.verdict.privacy_loss import check_delta, check_epsilon
 from dpverify.verdict.results import PairsResult
 
@@ -319,6 +319,7 @@ def verify_pairs(
     executor: Any = None,
     cover: str | None = None,
     seed: int | None = None,
+    profile: Sequence[Any] | None = None,
 ) -> PairsResult:
     """Decide ``(epsilon, delta)``-DP of ``mechanism`` on the given input pairs (both directions).
 
@@ -344,6 +345,10 @@ def verify_pairs(
             ``cover="assume"`` accepts it (the result then says "holds, assuming ..."). A pair
             outside the cover with a larger loss refutes it.
         seed: the seed of the sample of pairs outside a cover (None: a fresh one, reported).
+        profile: eps values at which to measure the worst-case ``delta(eps)`` over the pairs too (the
+            privacy profile), returned as ``result.details["privacy_profile"]``, a list of
+            ``{"epsilon", "delta"}`` (continuous outputs add the certified ``"delta_low"`` and
+            ``"delta_high"``; discrete ones give the engine's float64 sweep, a measurement).
 
     Returns:
         A :class:`PairsResult` (a :class:`~dpverify.checking.checker.VerificationResult`): the engine's
@@ -365,22 +370,29 @@ def verify_pairs(
         )
     if seed is not None:
         check_integer("seed", seed, at_least=0, fix="seed fixes the sample of pairs outside a cover; e.g. seed=0")
-    result = _decide_inputs(mechanism, inputs, epsilon, delta, declared, executor)
+    if profile is not None:
+        profile = [exact_number("profile epsilon", e) for e in profile]
+        for e in profile:
+            check_epsilon(e)
+    result = _decide_inputs(mechanism, inputs, epsilon, delta, declared, executor, profile)
     if inputs.covers is None:
         return result
     return _check_cover(result, mechanism, inputs, epsilon, delta, declared, accept=cover == "assume", seed=new_seed(seed))
 
 
 def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any, declared: float | None,
-                   executor: Any) -> PairsResult:
+                   executor: Any, profile: Sequence[Any] | None = None) -> PairsResult:
     if getattr(mechanism, "continuous_output", False):
         from dpverify.densities.continuous import verify_densities
 
-        return verify_densities(mechanism, inputs, epsilon=epsilon, delta=delta)
+        return verify_densities(mechanism, inputs, epsilon=epsilon, delta=delta, profile=profile)
     started = time.perf_counter()
     rows = _rows(mechanism, inputs, declared)
     rows.executor = executor
     decision = decide(rows, epsilon, delta)
+    details: dict[str, Any] = {}
+    if profile is not None:  # the engine's float64 sweep at each eps: a measurement
+        details["privacy_profile"] = [{"epsilon": float(e), "delta": sweep(rows, float(e)).delta_star} for e in profile]
     if decision.verdict is Verdict.UNDECIDED and getattr(mechanism, "exact_distribution", None) is not None:
         decision = decide(_rows(mechanism, inputs, declared, sympy_rows=True), epsilon, delta)
     witness = decision.witness
@@ -411,6 +423,7 @@ def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any,
         float_error=float(rows.errors().max(initial=0.0)),
         worst_pair=worst,
         input_set=inputs.name,
+        details=details,
     )
 
 
@@ -505,14 +518,20 @@ def _check_cover(
         size *= 2
         part = _decide_inputs(mechanism, InputPairs.from_pairs(batch, name=f"{full.name} (outside the cover)"),
                               epsilon, delta, declared, None)
-        if part.verdict is Verdict.VIOLATED or part.epsilon > result.epsilon * (1 + 1e-9) + 1e-12:
+        larger_delta = (part.delta_bounds is not None and result.delta_bounds is not None
+                        and part.delta_bounds[0] > result.delta_bounds[1])
+        if part.verdict is Verdict.VIOLATED or part.epsilon > result.epsilon * (1 + 1e-9) + 1e-12 or larger_delta:
             worst = part
             break
     outside = len(rest)
     if worst is not None:
+        if worst.epsilon > result.epsilon * (1 + 1e-9) + 1e-12 or worst.delta_bounds is None or result.delta_bounds is None:
+            found = f"loss {worst.epsilon:.6g} > the cover's {result.epsilon:.6g} ({worst.worst_pair!r}"
+        else:
+            found = f"delta {worst.delta:.6g} > the cover's {result.delta:.6g} ({worst.delta_pair!r}"
         evidence = (
-            f"refuted: a pair outside the cover has loss {worst.epsilon:.6g} > the cover's {result.epsilon:.6g} "
-            f"({worst.worst_pair!r}; {tested:,} of {outside:,} pairs outside the cover tested, seed {seed})"
+            f"refuted: a pair outside the cover has {found}; {tested:,} of {outside:,} pairs outside the cover "
+            f"tested, seed {seed})"
         )
         assumption = Assumption("pair cover", _COVER, Status.REFUTED, evidence)
         verdict = Verdict.VIOLATED if worst.verdict is Verdict.VIOLATED else Verdict.UNDECIDED
@@ -520,6 +539,7 @@ def _check_cover(
             result, verdict=verdict, holds=False, epsilon=max(result.epsilon, worst.epsilon),
             witness=worst.witness if verdict is Verdict.VIOLATED else None, worst_pair=worst.worst_pair,
             epsilon_bounds=None, assumptions=(assumption,), seed=seed,
+            delta=max(result.delta, worst.delta), delta_bounds=None, delta_pair=None,
         )
     if tested == outside:
         assumption = Assumption("pair cover", _COVER, Status.PROVED,

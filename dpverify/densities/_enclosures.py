@@ -14,7 +14,7 @@ import numpy as np
 
 from dpverify.densities.piecewise import ExpSum
 
-__all__ = ["TOLERANCE", "groups", "derivative", "down", "enclose_points", "float_branch_and_bound"]
+__all__ = ["TOLERANCE", "Enclosure", "approximate", "coefficient_bounds", "float_with_error", "sign_of", "groups", "derivative", "derivative_groups", "down", "enclose_points", "float_branch_and_bound"]
 
 #: Relative tolerance of the suprema's enclosures.
 TOLERANCE = 1e-6
@@ -40,6 +40,17 @@ def derivative(terms: list) -> list:
         if r:
             out[(r, e, d)] = out.get((r, e, d), 0) + a * r
     return [(r, e, d, a) for (r, e, d), a in out.items() if a]
+
+
+def derivative_groups(grouped: dict[tuple[Fraction, int], ExpSum]) -> dict[tuple[Fraction, int], ExpSum]:
+    """The grouped form of ``f'``: ``(C x^d e^(r x))' = d C x^(d-1) e^(r x) + r C x^d e^(r x)``."""
+    slopes: dict[tuple[Fraction, int], ExpSum] = {}
+    for (r, d), c in grouped.items():
+        if d:
+            slopes[(r, d - 1)] = slopes.get((r, d - 1), ExpSum()) + c * d
+        if r:
+            slopes[(r, d)] = slopes.get((r, d), ExpSum()) + c * r
+    return {k: c for k, c in slopes.items() if not c.is_zero()}
 
 
 # Every operation is widened outward by a relative 2**-44 (a float operation errs by at most 2**-53;
@@ -73,20 +84,68 @@ def _iv_mul(alo, ahi, blo, bhi):
         return np.where(np.isnan(lo), -np.inf, _down(lo)), np.where(np.isnan(hi), np.inf, _up(hi))
 
 
+def float_with_error(value: ExpSum) -> tuple[float, float] | None:
+    """``(v, err)`` with ``|v - value| <= err``, in float64 arithmetic (no mpmath): each term
+    ``a e^e`` is ``float(a) * exp(float(e))``, off by at most ``(|e| + 4) u`` relative (the rounding
+    of ``a`` and ``e``, one or two ulps of ``exp``, the product), and the sum of ``k`` terms adds
+    ``k u`` times the sum of magnitudes; ``err`` is that bound, widened by 10%. None when an
+    exponent is too large for float64."""
+    unit = 2.0**-53
+    total = magnitude = 0.0
+    largest = 0.0
+    for e, a in value.terms.items():
+        exponent = float(e)
+        if abs(exponent) > 600:
+            return None
+        term = float(a) * math.exp(exponent)
+        total += term
+        magnitude += abs(term)
+        largest = max(largest, abs(exponent))
+    error = ((largest + 4) * 1.01 + len(value.terms) + 2) * unit * magnitude * 1.1 + 1e-300
+    return total, error
+
+
+def coefficient_bounds(value: ExpSum) -> tuple[float, float]:
+    """Float bounds ``(lo, hi)`` of a non-zero exact coefficient, both of its sign, widened by a
+    relative ``2**-44`` beyond its rounding: float64 arithmetic when its error bound is small
+    (:func:`float_with_error`), else the certified float of :meth:`ExpSum.to_float`."""
+    fast = float_with_error(value)
+    if fast is not None and fast[1] <= abs(fast[0]) * 2.0**-46:
+        v, error = fast
+        return v - error - abs(v) * _WIDEN, v + error + abs(v) * _WIDEN
+    v = value.to_float()
+    return v - abs(v) * _WIDEN, v + abs(v) * _WIDEN
+
+
+def sign_of(value: ExpSum) -> int:
+    """The exact sign of ``value``: from float64 when its error bound settles it, else
+    :meth:`ExpSum.sign` (interval arithmetic at growing precision)."""
+    fast = float_with_error(value)
+    if fast is not None and fast[1] < abs(fast[0]):
+        return 1 if fast[0] > 0 else -1
+    return value.sign()
+
+
+def approximate(value: ExpSum) -> float:
+    """A float near ``value`` (float64 arithmetic; no certificate): a guide for a search only."""
+    fast = float_with_error(value)
+    return value.to_float() if fast is None else fast[0]
+
+
 class _FloatTerms:
     """A piece's terms as arrays, for the vectorised enclosures."""
 
-    def __init__(self, terms: list) -> None:
-        # grouped by (rate, degree): each coefficient an exact ExpSum, rounded to float with a
-        # certificate (2**-52 relative), well inside the 2**-44 widening below
-        grouped = sorted(groups(terms).items())
-        self.rates = np.array([float(r) for (r, _d), _c in grouped])[:, None]
-        self.exps = np.zeros((len(grouped), 1))
-        self.degrees = np.array([d for (_r, d), _c in grouped])
-        coefficients = np.array([c.to_float() for _k, c in grouped])[:, None]
-        self.a_lo = coefficients - np.abs(coefficients) * _WIDEN
-        self.a_hi = coefficients + np.abs(coefficients) * _WIDEN
-        self.count = len(grouped)
+    def __init__(self, terms: list, grouped: dict | None = None) -> None:
+        # grouped by (rate, degree): each coefficient an exact ExpSum, bounded in float with a
+        # certificate (coefficient_bounds), inside the 2**-44 widening below
+        items = sorted((groups(terms) if grouped is None else grouped).items())
+        self.rates = np.array([float(r) for (r, _d), _c in items])[:, None]
+        self.exps = np.zeros((len(items), 1))
+        self.degrees = np.array([d for (_r, d), _c in items])
+        bounds = [coefficient_bounds(c) for _k, c in items]
+        self.a_lo = np.array([b[0] for b in bounds])[:, None]
+        self.a_hi = np.array([b[1] for b in bounds])[:, None]
+        self.count = len(items)
 
     def enclose(self, x1: np.ndarray, x2: np.ndarray, r0: np.ndarray):
         """Enclosure of ``f(x) exp(-r0 x)`` for x in each box [x1, x2]."""
@@ -128,10 +187,17 @@ class _Enclosure:
     intersected with the direct enclosure (the mean-value form's overestimate shrinks with the box
     width squared, and does not grow with the size of cancelling terms)."""
 
-    def __init__(self, terms: list) -> None:
-        self.f = _FloatTerms(terms)
-        slope_terms = derivative(terms)
-        self.df = _FloatTerms(slope_terms) if slope_terms else None
+    def __init__(self, terms: list, grouped: dict | None = None, slopes: dict | None = None) -> None:
+        """``grouped``: the terms' :func:`groups`, when the caller has them; ``slopes``: those of the
+        derivative (:func:`derivative_groups`), likewise."""
+        if grouped is None:
+            self.f = _FloatTerms(terms)
+            slope_terms = derivative(terms)
+            self.df = _FloatTerms(slope_terms) if slope_terms else None
+            return
+        self.f = _FloatTerms([], grouped)
+        slopes = derivative_groups(grouped) if slopes is None else slopes
+        self.df = _FloatTerms([], slopes) if slopes else None
 
     def enclose(self, x1: np.ndarray, x2: np.ndarray, r0: np.ndarray):
         if self.df is None:
@@ -150,6 +216,10 @@ class _Enclosure:
             lo = np.where(np.isnan(lo), -np.inf, lo)
             hi = np.where(np.isnan(hi), np.inf, hi)
             return np.maximum(lo, direct_lo), np.minimum(hi, direct_hi)
+
+
+#: Enclosures of ``f(x) exp(-r0 x)`` over boxes (also used by :mod:`dpverify.densities._region`).
+Enclosure = _Enclosure
 
 
 def float_branch_and_bound(fp: list, fq: list, a: Fraction, b: Fraction, divided: dict, known: float):

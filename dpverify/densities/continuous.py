@@ -42,8 +42,10 @@ from dpverify.densities._ratio_sup import combine as _combine
 from dpverify.densities._ratio_sup import exact_interval as _exact_interval
 from dpverify.densities._ratio_sup import float_of as _float_of
 from dpverify.densities._ratio_sup import float_up_of as _float_up_of
+from dpverify.densities.hockey_stick import DeltaSweep
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
 from dpverify.errors import InvalidArgument
+from dpverify.validation import claim_number, exact_number
 from dpverify.verdict.engine import Verdict, decide_pair
 from dpverify.verdict.results import PairsResult
 
@@ -163,17 +165,17 @@ def _compare_exact(exact: tuple, epsilon: Fraction) -> int:
     return (numerator - denominator.times_exp(epsilon)).sign()
 
 
-def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 0.0):
-    """:func:`dpverify.checking.input_pairs.verify_pairs` for continuous outputs (module docstring)."""
-    if float(delta) != 0.0:
-        raise InvalidArgument(
-            f"continuous outputs are decided for pure claims only (delta = 0), got delta={delta!r}; the "
-            "hockey-stick divergence of densities is not implemented."
-        )
+def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 0.0, profile: Any = None):
+    """:func:`dpverify.checking.input_pairs.verify_pairs` for continuous outputs (module docstring).
+
+    ``profile``: eps values at which the worst-case ``delta(eps)`` is also computed (the privacy
+    profile, ``result.details["privacy_profile"]``: ``{"epsilon", "delta", "delta_low", "delta_high"}``
+    per point, certified bounds beside the value)."""
     started = time.perf_counter()
     eps = as_fraction("epsilon", epsilon)
     if isinstance(epsilon, float):
         eps = eps * (1 + Fraction(1, 2**50))  # a float claim stands for itself up to its rounding
+    delta_eps, delta_claim = _rational_claim("epsilon", epsilon), _rational_claim("delta", delta)
     claim = math.exp(float(eps))
     outputs = {d: mechanism.output_density(d) for d in inputs.datasets}
     pairs = list(inputs)
@@ -189,22 +191,50 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
     low = max(loss.low for loss, _, _ in losses)
     high = max(loss.high for loss, _, _ in losses)
     worst, wd, wn = max(losses, key=lambda item: (item[0].low, item[0].high))
-    witness, verdict = None, None
-    if worst.infinite or worst.low > claim * (1 + 1e-12):
-        decision = _witness_decision(mechanism, outputs, wd, wn, worst, eps, epsilon, inputs)
-        if decision is not None and decision.verdict is Verdict.VIOLATED:
-            verdict, witness = Verdict.VIOLATED, decision.witness
-    if verdict is None:
-        states = []
-        for loss, _, _ in losses:
-            if loss.high < claim * (1 - 1e-12):
-                states.append(Verdict.HOLDS)
-            elif loss.exact is not None and loss.high <= claim * (1 + 1e-9):
-                states.append(Verdict.HOLDS if _compare_exact(loss.exact, eps) <= 0 else Verdict.UNDECIDED)
-            else:
-                states.append(Verdict.UNDECIDED)
-        verdict = Verdict.combine(states)
-    undecided = sum(1 for loss, _, _ in losses if not (loss.high < claim) and verdict is Verdict.UNDECIDED)
+    # delta(eps): the worst hockey-stick divergence at the claimed eps (dpverify.densities.hockey_stick)
+    sweep = DeltaSweep(outputs, directed, {(f, g): (math.inf if loss.infinite else loss.high) for loss, f, g in losses})
+    details: dict[str, Any] = {}
+    note = _delta_over_cover(mechanism, inputs)
+    worst_delta, points = None, None
+    grid = None if profile is None else [_rational_claim("profile epsilon", e, widen=False) for e in profile]
+    if note is None:
+        try:
+            # the profile first, in increasing eps: each point bounds the next (DeltaSweep)
+            points = None if grid is None else sweep.profile(sorted({*grid, delta_eps}))
+            worst_delta = sweep.at(delta_eps)
+        except InvalidArgument as unsupported:
+            if delta_claim:
+                raise
+            note = str(unsupported)
+    elif delta_claim:
+        raise InvalidArgument(note)
+    witness, verdict, undecided = None, None, 0
+    if delta_claim:
+        assert worst_delta is not None
+        verdict, witness, undecided = _delta_verdict(worst_delta, sweep, delta_claim, epsilon, delta, inputs)
+    else:
+        if worst.infinite or worst.low > claim * (1 + 1e-12):
+            decision = _witness_decision(mechanism, outputs, wd, wn, worst, eps, epsilon, inputs)
+            if decision is not None and decision.verdict is Verdict.VIOLATED:
+                verdict, witness = Verdict.VIOLATED, decision.witness
+        if verdict is None:
+            states = []
+            for loss, _, _ in losses:
+                if loss.high < claim * (1 - 1e-12):
+                    states.append(Verdict.HOLDS)
+                elif loss.exact is not None and loss.high <= claim * (1 + 1e-9):
+                    states.append(Verdict.HOLDS if _compare_exact(loss.exact, eps) <= 0 else Verdict.UNDECIDED)
+                else:
+                    states.append(Verdict.UNDECIDED)
+            verdict = Verdict.combine(states)
+        undecided = sum(1 for loss, _, _ in losses if not (loss.high < claim) and verdict is Verdict.UNDECIDED)
+    if note is not None:
+        details["delta"] = f"not computed: {note}"
+    elif grid is not None and points is not None:
+        at = {point.epsilon: point for point in points}
+        details["privacy_profile"] = [
+            {"epsilon": float(e), "delta": at[e].value, "delta_low": at[e].low, "delta_high": at[e].high} for e in grid
+        ]
     if worst.infinite:
         reported = math.inf
     elif worst.exact is not None and worst.exact[0].sign() > 0:
@@ -219,7 +249,7 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
     return PairsResult(
         holds=verdict.passes,
         epsilon=reported,
-        delta=math.nan,  # not computed: continuous outputs are decided for pure claims only
+        delta=math.nan if worst_delta is None else worst_delta.value,
         witness=witness,
         claimed_epsilon=epsilon,
         claimed_delta=delta,
@@ -238,7 +268,72 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
             math.inf if (worst.infinite or high == math.inf) else (math.log(high) if high > 0 else -math.inf),
         ),
         input_set=inputs.name,
+        details=details,
+        delta_bounds=None if worst_delta is None else (worst_delta.low, worst_delta.high),
+        delta_pair=None if worst_delta is None else worst_delta.pair,
     )
+
+
+def _rational_claim(name: str, value: Any, *, widen: bool = True) -> Fraction:
+    """A claimed eps or delta as the exact rational the engine checks it at
+    (:func:`dpverify.validation.claim_number`: a float stands for its simplest fraction, widened by
+    its rounding; ``widen=False`` for figures that are not claims, such as a profile's eps)."""
+    number = claim_number(name, value) if widen else exact_number(name, value)
+    if not isinstance(number, Fraction):
+        raise InvalidArgument(
+            f"{name} must be rational for continuous outputs (the densities' exponents are exact rationals), "
+            f"got {name}={value!r}; pass a Fraction (e.g. Fraction(7, 10)) or a float."
+        )
+    return number
+
+
+def _delta_over_cover(mechanism: Any, inputs: Any) -> str | None:
+    """Why ``delta`` cannot be read on a pair cover, or None (it can, or there is no cover).
+
+    A cover (:mod:`dpverify.checking.pair_cover`) holds every loss component's key, and each
+    component's figure depends only on its key. The pure loss is the *largest* component, so the
+    cover's worst pair is the whole set's; ``delta`` is the *sum* over components (atoms and
+    labels are disjoint parts of the output), so this holds for ``delta`` only when every directed
+    pair of the whole set has at most one component: then its ``delta`` is that component's, also
+    attained on the cover."""
+    full = getattr(inputs, "covers", None)
+    if full is None:
+        return None
+    components = getattr(mechanism, "loss_components", None)
+    if components is not None and all(
+        len(components(a, b)) <= 1 and len(components(b, a)) <= 1 for a, b in full
+    ):
+        return None
+    return (
+        f"delta over a pair cover needs at most one loss component per pair (delta adds up over components), "
+        f"and {getattr(mechanism, 'name', mechanism)!r} has more on {full.name}; verify on the whole input set "
+        "(without covering_pairs) to decide or measure delta"
+    )
+
+
+def _delta_verdict(worst: Any, sweep: DeltaSweep, delta_claim: Fraction, epsilon: Any, delta: Any, inputs: Any):
+    """``(verdict, witness, undecided pairs)`` of an (eps, delta) claim from the worst case: VIOLATED
+    when a pair's certified lower bound exceeds delta (its set S, with P(S) and Q(S) exact, decided
+    by the engine as the post-processing {S, not S}); HOLDS when every pair's upper bound is at most
+    delta; else UNDECIDED. There is no float error here to be within: every figure is certified."""
+    if worst.stick is not None and Fraction(worst.low) > delta_claim:
+        stick = worst.stick
+        dataset, neighbor = worst.pair
+        given = {frozenset(p) for p in inputs}
+        description, complement = f"{{{stick.event}}}", f"not {{{stick.event}}}"
+        p_map = {description: stick.p_mass.to_sympy(), complement: (1 - stick.p_mass).to_sympy()}
+        q_map = {description: stick.q_mass.to_sympy(), complement: (1 - stick.q_mass).to_sympy()}
+        decision = decide_pair(
+            p_map, q_map, epsilon, delta, dataset=dataset, neighbor=neighbor, float_error=0.0,
+            is_neighbor=lambda a, b: frozenset((a, b)) in given,
+        )
+        if decision.verdict is Verdict.VIOLATED:
+            return Verdict.VIOLATED, decision.witness, 0
+        return Verdict.UNDECIDED, None, 1
+    if Fraction(worst.high) <= delta_claim:
+        return Verdict.HOLDS, None, 0
+    straddling = sum(1 for stick in sweep.computed(worst.epsilon) if Fraction(stick.high) > delta_claim)
+    return Verdict.UNDECIDED, None, max(straddling, 1)
 
 
 # -- witnesses -------------------------------------------------------------------------------------

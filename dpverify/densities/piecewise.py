@@ -390,6 +390,50 @@ class PiecewiseExp:
                 terms[e] = terms.get(e, 0) + c
         return ExpSum(terms)
 
+    def integral_float(self, low: Fraction | None = None, high: Fraction | None = None) -> tuple[float, float]:
+        """``(v, err)``: ``int_low^high f`` in float64 arithmetic with ``|v - exact| <= err`` (no
+        ExpSum is built: much faster than :meth:`integral` when only bounds are needed).
+
+        Each antiderivative term ``a x^d e^(r x + e)`` at an end ``x`` is
+        ``float(a) float(x)^d exp(float(r) float(x) + float(e))``, within
+        ``(6 + 2d + 3.1 (|r x| + |e| + |r x + e|)) u`` relative (``u = 2**-53``: the roundings of
+        ``a``, ``x``, the power, the exponent, one or two ulps of ``exp``, the product); the sum of
+        ``k`` such terms adds ``k u`` times the sum of their magnitudes; ``err`` is the total, widened
+        by 10%. An infinite end contributes 0 (every term decays there, as :meth:`integral`
+        requires); ``err`` is ``inf`` when a term overflows."""
+        unit = 2.0**-53
+        ends: list[Fraction | None] = [None, *self.breaks, None]
+        total = magnitude = error = 0.0
+        count = 0
+        for j, piece in enumerate(self.pieces):
+            a, b = ends[j], ends[j + 1]
+            if (low is not None and b is not None and b <= low) or (high is not None and a is not None and a >= high):
+                continue
+            if low is not None and (a is None or a < low):
+                a = low
+            if high is not None and (b is None or b > high):
+                b = high
+            if a is not None and b is not None and a >= b:
+                continue
+            for (r, e, d), coefficient in piece.items():
+                if (a is None and not r > 0) or (b is None and not r < 0):
+                    raise ArithmeticError(f"the term {coefficient} x^{d} exp({r} x + {e}) is not integrable on an infinite piece")
+                for r2, e2, d2, a2 in _antiderivative_terms(r, e, d, coefficient):
+                    fr, fe = float(r2), float(e2)
+                    for end, sign in ((b, 1.0), (a, -1.0)):
+                        if end is None:
+                            continue
+                        x = float(end)
+                        argument = fr * x + fe
+                        if argument > 700:
+                            return total, math.inf
+                        term = float(a2) * x**d2 * math.exp(argument)
+                        total += sign * term
+                        magnitude += abs(term)
+                        error += abs(term) * (6 + 2 * d2 + 3.1 * (abs(fr * x) + abs(fe) + abs(argument)))
+                        count += 1
+        return total, ((error + count * magnitude) * unit) * 1.1 + 1e-300
+
     def value(self, x: Fraction) -> ExpSum:
         """``f(x)`` on the piece right of ``x`` (the right limit at a breakpoint)."""
         x = Fraction(x)

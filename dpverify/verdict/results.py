@@ -46,8 +46,9 @@ class VerificationResult:
             outcome has P > 0 = Q): the exact value correctly rounded where the pairs near the
             maximum are exact rows (:mod:`dpverify.verdict.engine`, "Exact figures"), else the float64 maximum.
         delta: the worst-case delta at the claimed epsilon (hockey-stick maximum), rounded the same
-            way — exactly 0.0 at an exact tie; nan where it is not computed (continuous outputs are
-            decided for pure claims only).
+            way — exactly 0.0 at an exact tie; for continuous outputs the certified figure of
+            :mod:`dpverify.densities.hockey_stick` (its enclosure in ``PairsResult.delta_bounds``);
+            nan where it is not computed (``PairsResult.details["delta"]`` says why).
         witness: a certified :class:`Witness` when VIOLATED; the closest pair (marked
             ``within_rounding``) when HOLDS_WITHIN_ROUNDING; else None.
         pairs: number of unordered neighbouring pairs checked.
@@ -164,12 +165,20 @@ class PairsResult(VerificationResult):
             densities (continuous outputs, :mod:`dpverify.densities.continuous`); None for discrete outputs,
             whose eps* is the engine's float64 sweep.
         input_set: the name of the input set.
+        details: further figures (e.g. ``"privacy_profile"`` when asked for; for continuous outputs
+            ``"delta"`` says why delta was not computed when it was not).
+        delta_bounds: a certified enclosure ``(low, high)`` of ``delta`` (the worst hockey-stick
+            divergence at the claimed eps) for continuous outputs
+            (:mod:`dpverify.densities.hockey_stick`); None for discrete outputs.
+        delta_pair: ``(D, D')`` attaining ``delta`` (continuous outputs; None when it is 0).
     """
 
     worst_pair: tuple | None = None
     epsilon_bounds: tuple[float, float] | None = None
     input_set: str = ""
     details: dict = field(default_factory=dict)
+    delta_bounds: tuple[float, float] | None = None
+    delta_pair: tuple | None = None
 
 
 @dataclass(frozen=True)
