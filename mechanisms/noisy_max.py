@@ -170,21 +170,29 @@ class NoisyHistogram:
     Args:
         epsilon: eps.
         wrong_scale: use ``Lap(eps)`` instead of ``Lap(1/eps)`` (Alg. 10).
+        scale_factor: the noise scale is ``scale_factor / eps`` (1 in the paper; a mutant may lower
+            it; ignored with ``wrong_scale``). With one bin, a Laplace count of sensitivity 1 at
+            scale ``b = scale_factor / eps``.
     """
 
     epsilon: Any
     wrong_scale: bool = False
     name: str = field(default="", compare=False)
+    scale_factor: Any = 1
     _noise: Laplace = field(init=False, repr=False, compare=False)  # set in __post_init__
 
     def __post_init__(self) -> None:
         eps = _epsilon(self.epsilon)
-        object.__setattr__(self, "_noise", Laplace(eps if self.wrong_scale else 1 / eps))
+        factor = as_fraction("scale_factor", self.scale_factor)
+        if factor <= 0:
+            raise InvalidArgument(f"scale_factor must be positive, got scale_factor={self.scale_factor!r}.")
+        object.__setattr__(self, "_noise", Laplace(eps if self.wrong_scale else factor / eps))
         if not self.name:
             object.__setattr__(self, "name", "noisy_histogram_wrong_scale" if self.wrong_scale else "noisy_histogram")
 
     def __repr__(self) -> str:
-        return f"NoisyHistogram(epsilon={self.epsilon}, wrong_scale={self.wrong_scale})"
+        extra = "" if self.scale_factor == 1 else f", scale_factor={self.scale_factor}"
+        return f"NoisyHistogram(epsilon={self.epsilon}, wrong_scale={self.wrong_scale}{extra})"
 
     continuous_output = True
 

@@ -300,7 +300,8 @@ def _bracket_slack(C1: ExpSum, C2: ExpSum, r1: Fraction, r2: Fraction, a: Fracti
         for r, C in ((r1, C1), (r2, C2)):
             rate = iv.mpf(r.numerator) / r.denominator
             total += abs(C.interval(80)) * iv.exp(iv.mpf([min((rate * A).a, (rate * B).a), max((rate * A).b, (rate * B).b)]))
-        bound = (B - A) * total
+        width = b - a  # exact: the bracket is ~2**-190 wide, below the 80-bit rounding of its ends
+        bound = iv.mpf(width.numerator) / width.denominator * total
         return math.nextafter(float(mpmath.mpf(bound.b)), math.inf)
     finally:
         iv.prec = old

@@ -16,13 +16,21 @@ How ``sup p/q`` is found and certified, piece by piece (exact where the ratio is
 constant, otherwise interval branch and bound, tails cut analytically; nothing is sampled), is
 described in :mod:`dpverify.densities._ratio_sup`.
 
-Verdicts (the engine's states): VIOLATED when the certified lower bound of the loss exceeds the
-claim — then a concrete output set ``S`` (an atom, ``{label} x`` interval, a product of intervals)
-is built, its two probabilities computed exactly, and the two-outcome post-processing
+Verdicts of a pure claim (the engine's states): VIOLATED when the certified lower bound of the loss
+exceeds the claim — then a concrete output set ``S`` (an atom, ``{label} x`` interval, a product of
+intervals) is built, its two probabilities computed exactly, and the two-outcome post-processing
 ``{S, not S}`` decided by :func:`dpverify.verdict.engine.decide_pair` (a violation of a post-processing is
 a violation of the mechanism): the witness is the engine's. HOLDS when every pair's certified upper
 bound is below ``e^eps`` or equal to it exactly. UNDECIDED when the enclosure cannot separate them.
-Only pure claims (``delta = 0``) are decided for continuous outputs.
+
+An ``(eps, delta)`` claim is decided on ``delta(eps)``, the hockey-stick divergence
+(:mod:`dpverify.densities.hockey_stick`): VIOLATED when some pair's certified lower bound exceeds
+``delta`` — its set ``S = {p > e^eps q}`` (atoms, intervals per label, or a region of a product),
+with ``P(S)`` and ``Q(S)`` exact, decided by the engine as ``{S, not S}`` as above; HOLDS when every
+pair's certified upper bound is at most ``delta``; else UNDECIDED. Every result also reports
+``delta*`` at the claimed eps (``delta``, its enclosure ``delta_bounds``) and, when asked for, the
+privacy profile. Claims are read as the engine reads them
+(:func:`dpverify.validation.claim_number`); they must be rational.
 """
 
 from __future__ import annotations
@@ -165,12 +173,14 @@ def _compare_exact(exact: tuple, epsilon: Fraction) -> int:
     return (numerator - denominator.times_exp(epsilon)).sign()
 
 
-def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 0.0, profile: Any = None):
+def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 0.0, profile: Any = None,
+                     delta_figure: bool = True):
     """:func:`dpverify.checking.input_pairs.verify_pairs` for continuous outputs (module docstring).
 
     ``profile``: eps values at which the worst-case ``delta(eps)`` is also computed (the privacy
     profile, ``result.details["privacy_profile"]``: ``{"epsilon", "delta", "delta_low", "delta_high"}``
-    per point, certified bounds beside the value)."""
+    per point, certified bounds beside the value; ``details["profile_seconds"]`` the time it took).
+    ``delta_figure=False`` skips delta* for a pure claim (``delta`` is then nan)."""
     started = time.perf_counter()
     eps = as_fraction("epsilon", epsilon)
     if isinstance(epsilon, float):
@@ -194,13 +204,15 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
     # delta(eps): the worst hockey-stick divergence at the claimed eps (dpverify.densities.hockey_stick)
     sweep = DeltaSweep(outputs, directed, {(f, g): (math.inf if loss.infinite else loss.high) for loss, f, g in losses})
     details: dict[str, Any] = {}
-    note = _delta_over_cover(mechanism, inputs)
+    note = _delta_over_cover(mechanism, inputs) if delta_figure or delta_claim else None
     worst_delta, points = None, None
     grid = None if profile is None else [_rational_claim("profile epsilon", e, widen=False) for e in profile]
-    if note is None:
+    if note is None and (delta_figure or delta_claim or grid is not None):
         try:
             # the profile first, in increasing eps: each point bounds the next (DeltaSweep)
+            profile_started = time.perf_counter()
             points = None if grid is None else sweep.profile(sorted({*grid, delta_eps}))
+            details["profile_seconds"] = time.perf_counter() - profile_started
             worst_delta = sweep.at(delta_eps)
         except InvalidArgument as unsupported:
             if delta_claim:
@@ -230,7 +242,9 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
         undecided = sum(1 for loss, _, _ in losses if not (loss.high < claim) and verdict is Verdict.UNDECIDED)
     if note is not None:
         details["delta"] = f"not computed: {note}"
-    elif grid is not None and points is not None:
+    if grid is None:
+        details.pop("profile_seconds", None)
+    elif points is not None:
         at = {point.epsilon: point for point in points}
         details["privacy_profile"] = [
             {"epsilon": float(e), "delta": at[e].value, "delta_low": at[e].low, "delta_high": at[e].high} for e in grid
@@ -320,8 +334,8 @@ def _delta_verdict(worst: Any, sweep: DeltaSweep, delta_claim: Fraction, epsilon
         stick = worst.stick
         dataset, neighbor = worst.pair
         given = {frozenset(p) for p in inputs}
-        description, complement = f"{{{stick.event}}}", f"not {{{stick.event}}}"
-        p_map = {description: stick.p_mass.to_sympy(), complement: (1 - stick.p_mass).to_sympy()}
+        description, complement = stick.event, f"not ({stick.event})"
+        p_map = {description: stick.p_mass.to_sympy(), complement: (1 - stick.p_mass).to_sympy()}  # totals are 1
         q_map = {description: stick.q_mass.to_sympy(), complement: (1 - stick.q_mass).to_sympy()}
         decision = decide_pair(
             p_map, q_map, epsilon, delta, dataset=dataset, neighbor=neighbor, float_error=0.0,

@@ -394,6 +394,7 @@ class DeltaSweep:
     _points: dict = field(default_factory=dict)  # pair -> [(t rounded, certified upper bound of delta(t))]
     _sticks: dict = field(default_factory=dict)  # (pair, eps) -> HockeyStick
     _sets: dict = field(default_factory=dict)  # pair -> [(P(S), Q(S)) as floats] of the sets found
+    _complements: dict = field(default_factory=dict)  # id(stick) -> the reverse pair's stick at eps = 0
 
     def stick(self, pair: tuple, epsilon: Fraction) -> HockeyStick:
         """``delta(eps)`` of one directed pair (computed once)."""
@@ -401,11 +402,14 @@ class DeltaSweep:
         if found is None:
             reverse = self._sticks.get((pair[::-1], epsilon)) if epsilon == 0 else None
             if reverse is not None:  # total variation: the complement of the reverse pair's set
-                found = HockeyStick(
-                    epsilon, reverse.low, reverse.high, f"not ({reverse.event})", reverse.exact,
-                    1 - reverse.q_float, 1 - reverse.p_float, lambda: (1 - reverse.q_mass, 1 - reverse.p_mass),
-                    reverse.method, reverse.slack,
-                )
+                found = self._complements.get(id(reverse))
+                if found is None:
+                    found = HockeyStick(
+                        epsilon, reverse.low, reverse.high, f"not ({reverse.event})", reverse.exact,
+                        1 - reverse.q_float, 1 - reverse.p_float, lambda: (1 - reverse.q_mass, 1 - reverse.p_mass),
+                        reverse.method, reverse.slack,
+                    )
+                    self._complements[id(reverse)] = found  # (reverse stays in _sticks: its id stays its own)
             else:
                 found = hockey_stick(self.outputs[pair[0]], self.outputs[pair[1]], epsilon, parts=self.parts)
             self._sticks[(pair, epsilon)] = found

@@ -44,7 +44,8 @@ from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from ..noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
 from ..sparse_vector import svt
 
-__all__ = ["BenchMechanism", "BENCHMARK", "GEOMETRIC", "EPSILONS", "benchmark_rows", "measure", "cases"]
+__all__ = ["BenchMechanism", "BENCHMARK", "GEOMETRIC", "DELTA_ROWS", "DeltaRow", "EPSILONS", "benchmark_rows",
+           "cases", "delta_rows", "measure", "profile_grid"]
 
 #: The claims the peers test at (their default 0.7 and DP-Sniper's default 0.1), as exact numbers.
 EPSILONS = (Fraction(7, 10), Fraction(1, 10))
@@ -127,25 +128,42 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: int | None = None) -> Measurement:
-    """Verify one benchmark mechanism's eps-DP claim exactly on the given input set."""
+#: The privacy profile of a continuous row: delta(eps) at eps = 0, eps/4, ..., 2 eps (eps: the claim's).
+PROFILE_STEPS = 8
+
+
+def profile_grid(epsilon: Fraction) -> list[Fraction]:
+    """``[0, eps/4, eps/2, ..., 2 eps]``: exact multiples of the claimed eps (the claim is one point)."""
+    return [epsilon * i / 4 for i in range(PROFILE_STEPS + 1)]
+
+
+def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: int | None = None, *,
+            claim: tuple[Fraction, Fraction] | None = None, mechanism: Any = None, differ: str | None = None) -> Measurement:
+    """Verify one benchmark mechanism's claim exactly on the given input set: its stated eps-DP,
+    or ``claim = (eps', delta)`` (``mechanism`` and ``differ`` replace the spec's, for the
+    ``(eps, delta)`` rows of :func:`delta_rows`). Continuous outputs also report delta* at the claimed
+    eps with its certified bounds and the privacy profile (:func:`profile_grid`)."""
     spec = _SPECS[name]
     k = spec.k if k is None else k
-    mechanism = spec.build(epsilon)
+    mechanism = spec.build(epsilon) if mechanism is None else mechanism
+    differ = spec.differ if differ is None else differ
+    claim_epsilon, claim_delta = (epsilon, Fraction(0)) if claim is None else claim
     enumerated = 0
     if inputs == "statdp_patterns":
-        pairs = statdp_patterns(k, differ=spec.differ)
+        pairs = statdp_patterns(k, differ=differ)
     elif inputs == "all_vectors_m2":
-        pairs = all_query_vectors(k, m=2, differ=spec.differ)
+        pairs = all_query_vectors(k, m=2, differ=differ)
         enumerated = len(pairs)
         if getattr(mechanism, "continuous_output", False) and hasattr(mechanism, "loss_components"):
             # a continuous output: the same answer on fewer pairs (dpverify.checking.pair_cover)
             pairs = covering_pairs(pairs, mechanism)
     else:
         raise InvalidArgument(f"inputs must be 'statdp_patterns' or 'all_vectors_m2', got inputs={inputs!r}.")
+    continuous = bool(getattr(mechanism, "continuous_output", False))
     # the audit accepts a cover's loss_components lemma (proved in the mechanism's docstring); the
     # pairs outside the cover are still tested, and the row says "assuming ..." when not all were
-    result = verify_pairs(mechanism, pairs=pairs, epsilon=epsilon, cover="assume", seed=0)
+    result = verify_pairs(mechanism, pairs=pairs, epsilon=claim_epsilon, delta=claim_delta, cover="assume", seed=0,
+                          profile=profile_grid(claim_epsilon) if continuous else None)
     details = {
         "pairs": enumerated if inputs == "all_vectors_m2" else result.pairs,
         "datasets": result.datasets,
@@ -156,13 +174,17 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
         details["cover_pairs"] = result.pairs  # the pairs actually compared (a cover with the same answer)
     if result.epsilon_bounds is not None:
         details["epsilon_bounds"] = _plain(result.epsilon_bounds)
-    if math.isnan(result.delta):
-        details["delta_star"] = "not computed: continuous outputs are decided for pure claims (delta = 0)"
+    if result.delta_bounds is not None:
+        details["delta_bounds"] = list(result.delta_bounds)
+        details["delta_pair"] = _plain(result.delta_pair)
+    for key in ("delta", "privacy_profile"):
+        if key in result.details:
+            details["delta_star" if key == "delta" else key] = result.details[key]
     return Measurement(
         epsilon_star=float(result.epsilon),
         delta_star=float(result.delta),
-        claimed_epsilon=float(epsilon),
-        claimed_delta=0.0,
+        claimed_epsilon=float(claim_epsilon),
+        claimed_delta=float(claim_delta),
         verdict=result.verdict,
         witness_data=result.witness,
         details=details,
@@ -193,6 +215,74 @@ def benchmark_rows(*, full: bool = True, slow: bool = False) -> list[AuditCase]:
     return rows
 
 
+@dataclass(frozen=True)
+class DeltaRow:
+    """An ``(eps', delta)`` claim on a continuous mechanism of the suite (:func:`delta_rows`)."""
+
+    name: str
+    spec: str  # the BENCHMARK mechanism it is measured as
+    build: Callable[[Fraction], Any]
+    k: int
+    differ: str
+    claim: tuple[Fraction, Fraction]
+    why: str
+    expect: Expect = Expect.HOLDS
+    parent: str | None = None
+    full: bool = True  # also on every pair of {0, 1, 2}^k
+
+
+#: ``1 - e^((eps' - Delta/b)/2)`` for a Laplace count of scale ``b = 1/eps`` at eps = 7/10 (Delta = 1,
+#: ``Delta/b = 7/10``) claimed at eps' = 7/20: ``1 - e^(-7/40) = 0.16054...``; claims either side.
+_LAPLACE_DELTA_ABOVE, _LAPLACE_DELTA_BELOW = Fraction(1606, 10000), Fraction(1605, 10000)
+_HALF = Fraction(7, 20)
+
+
+DELTA_ROWS: tuple[DeltaRow, ...] = (
+    DeltaRow("laplace_count", "noisy_histogram", lambda e: NoisyHistogram(e), 1, "one", (_HALF, _LAPLACE_DELTA_ABOVE),
+             "a count + Lap(1/eps) (sensitivity 1) is (eps', 1 - e^((eps' - eps)/2))-DP for eps' < eps: "
+             "1 - e^(-7/40) = 0.16054 at eps' = 7/20, claimed 0.1606", full=False),
+    DeltaRow("laplace_count_claim_below_closed_form", "noisy_histogram", lambda e: NoisyHistogram(e), 1, "one",
+             (_HALF, _LAPLACE_DELTA_BELOW),
+             "the same count claimed at delta = 0.1605 < 1 - e^(-7/40) = 0.16054: violated by the set "
+             "x < (1 - eps' b)/2 = 1/4", Expect.VIOLATED, "laplace_count", full=False),
+    DeltaRow("mutant_laplace_count_half_scale", "noisy_histogram", lambda e: NoisyHistogram(e, scale_factor=Fraction(1, 2)),
+             1, "one", (_HALF, _LAPLACE_DELTA_ABOVE),
+             "Lap(1/(2 eps)) instead of Lap(1/eps): delta(eps') = 1 - e^((7/20 - 7/5)/2) = 0.4084 > 0.1606",
+             Expect.VIOLATED, "laplace_count", full=False),
+    DeltaRow("noisy_histogram", "noisy_histogram", lambda e: NoisyHistogram(e), 5, "one", (_HALF, _LAPLACE_DELTA_ABOVE),
+             "one bin moves by 1: the Laplace count's (eps', delta) in that bin"),
+    DeltaRow("noisy_histogram_all_differ", "noisy_histogram", lambda e: NoisyHistogram(e), 2, "all",
+             (Fraction(7, 10), Fraction(172, 1000)),
+             "both bins move by 1 (eps* = 2 eps): the exact law of the summed loss of two Laplace coordinates "
+             "gives delta(eps) = 1 - (1 + eps/4) e^(-eps/2) = 0.17199 (Delta/b = eps)"),
+    DeltaRow("noisy_max_value_laplace", "noisy_max_value_laplace", lambda e: NoisyMaxValue(e, "laplace"), 5, "all",
+             (Fraction(7, 10), Fraction(52, 1000)),
+             "not eps-DP (eps* = k eps/2), but (eps, 0.052)-DP on these inputs (delta* = 0.05137)"),
+)
+
+
+def delta_rows(*, full: bool = True) -> list[AuditCase]:
+    """The ``(eps', delta)`` rows: a Laplace count against its closed form (holds above it, violated
+    below it and by its half-scale mutant), the noisy histogram with one and two bins moved, noisy max
+    returning its value; at eps = 7/10, on StatDP's patterns and (``full``, where the row says so)
+    every pair of ``{0, 1, 2}^k``."""
+    rows = []
+    epsilon = EPSILONS[0]
+    for row in DELTA_ROWS:
+        runs = [("statdp_patterns", row.k)] + ([("all_vectors_m2", row.k)] if full and row.full else [])
+        for inputs, k in runs:
+            claim = f"({row.claim[0]}, {row.claim[1]})"
+            rows.append(AuditCase(
+                "BENCH", row.name, {"epsilon": float(epsilon), "k": k, "inputs": inputs, "claim": claim},
+                partial(measure, row.spec, epsilon, inputs, k, claim=row.claim, mechanism=row.build(epsilon),
+                        differ=row.differ),
+                f"{row.why}; claim: (eps', delta) = {claim}",
+                expect=row.expect, parent=row.parent,
+            ))
+    return rows
+
+
 def cases() -> list[AuditCase]:
-    """The audit's rows (``dpverify audit --claim BENCH``): patterns and full enumerations."""
-    return benchmark_rows()
+    """The audit's rows (``dpverify audit --claim BENCH``): patterns and full enumerations, then the
+    ``(eps, delta)`` rows."""
+    return benchmark_rows() + delta_rows()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from dpverify import Verdict
 from dpverify.integrations.audit import AuditCase, Measurement
-from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, GEOMETRIC, benchmark_rows
+from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, DELTA_ROWS, GEOMETRIC, benchmark_rows, cases, delta_rows
 
 NAMES = [
     "report_noisy_max_laplace", "report_noisy_max_exponential", "noisy_max_value_laplace",
@@ -69,6 +70,10 @@ def test_geometric_pattern_rows_exact_epsilon(row):
         assert "certified enclosures: P[M(D) in S] in [" in measurement.witness
 
 
+CONTINUOUS = {"noisy_max_value_laplace", "noisy_max_value_exponential", "noisy_histogram", "noisy_histogram_wrong_scale",
+              "svt3"}
+
+
 @pytest.mark.parametrize("row", [r for r in benchmark_rows(full=False) if r.mechanism not in SLOW],
                          ids=lambda r: f"{r.mechanism}-{r.parameters['epsilon']}")
 def test_pattern_rows_as_expected(row):
@@ -79,6 +84,49 @@ def test_pattern_rows_as_expected(row):
     else:
         assert measurement.verdict is Verdict.HOLDS
     json.dumps(measurement.details)  # the audit writes details to JSON
+    if row.mechanism in CONTINUOUS:  # delta* at the claimed eps and the privacy profile, certified
+        assert math.isfinite(measurement.delta_star)
+        low, high = measurement.details["delta_bounds"]
+        assert low <= measurement.delta_star <= high
+        assert (measurement.delta_star > 0) == row.expect_violation  # a pure claim fails iff delta(eps) > 0
+        profile = measurement.details["privacy_profile"]
+        eps = row.parameters["epsilon"]
+        assert [p["epsilon"] for p in profile] == pytest.approx([eps * i / 4 for i in range(9)], rel=1e-15)
+        assert profile[4]["delta"] == measurement.delta_star  # the claimed eps is a point of the grid
+        deltas = [p["delta"] for p in profile]
+        assert deltas == sorted(deltas, reverse=True)
+
+
+def test_delta_rows():
+    rows = delta_rows()
+    assert {r.mechanism for r in rows} == {
+        "laplace_count", "laplace_count_claim_below_closed_form", "mutant_laplace_count_half_scale", "noisy_histogram",
+        "noisy_histogram_all_differ", "noisy_max_value_laplace",
+    }
+    assert len(rows) == 9 and all(r.claim == "BENCH" and "claim" in r.parameters for r in rows)
+    violated = {r.mechanism for r in rows if r.expect_violation}
+    assert violated == {"laplace_count_claim_below_closed_form", "mutant_laplace_count_half_scale"}
+    assert {r.parent for r in rows if r.expect_violation} == {"laplace_count"}
+    assert len(cases()) == len(benchmark_rows()) + 9
+
+
+@pytest.mark.parametrize("row", [r for r in delta_rows(full=False)], ids=lambda r: r.mechanism)
+def test_delta_rows_as_expected(row):
+    measurement = row.run()
+    claimed = DELTA_ROWS[[d.name for d in DELTA_ROWS].index(row.mechanism)].claim
+    assert (measurement.claimed_epsilon, measurement.claimed_delta) == (float(claimed[0]), float(claimed[1]))
+    if row.expect_violation:
+        assert measurement.verdict is Verdict.VIOLATED and measurement.witness
+        assert measurement.details["delta_bounds"][0] > measurement.claimed_delta
+    else:
+        assert measurement.verdict is Verdict.HOLDS
+        assert measurement.details["delta_bounds"][1] <= measurement.claimed_delta
+    if row.mechanism.startswith("laplace_count") or row.mechanism == "noisy_histogram":
+        # 1 - e^((eps' - Delta/b)/2) with eps' = 7/20 and Delta/b = 7/10 (b = 1/eps)
+        assert measurement.delta_star == pytest.approx(1 - math.exp(-7 / 40), abs=1e-15)
+    if row.mechanism == "mutant_laplace_count_half_scale":  # Delta/b = 7/5
+        assert measurement.delta_star == pytest.approx(1 - math.exp(-21 / 40), abs=1e-15)
+    json.dumps(measurement.details)
 
 
 @pytest.mark.slow
