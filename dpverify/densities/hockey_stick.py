@@ -120,7 +120,7 @@ class HockeyStick:
         high = math.nextafter(float(mpmath.mpf(interval.b)), math.inf)
         if self.slack:  # what the region left unsettled
             high = math.nextafter(high + self.slack, math.inf)
-        return low, min(self.high, high)
+        return min(low, self.high), min(self.high, high)
 
 
 _UNIT = 2.0**-53
@@ -138,7 +138,7 @@ def _bounds(P: tuple[float, float], Q: tuple[float, float], epsilon: Fraction, s
     error = (P[1] + factor * Q[1] + factor * abs(Q[0]) * (abs(float(epsilon)) + 4) * _UNIT + abs(value) * 2 * _UNIT)
     error = error * 1.1 + 1e-300
     low = max(0.0, math.nextafter(value - error, -math.inf))
-    high = math.nextafter(value + error + slack, math.inf)
+    high = min(1.0, math.nextafter(value + error + slack, math.inf))  # delta <= P(S) <= 1
     return low, high
 
 
@@ -428,10 +428,11 @@ class DeltaSweep:
         ratio = self.ratio_bounds.get(pair, math.inf)
         if ratio < math.inf:
             points.append((ratio * (1 + 2.0**-40), 0.0))  # R rounded up: delta is 0 from there on
-        left = max((point for point in points if point[0] <= t), default=(0.0, 1.0))
+        # the nearest points either side (at equal t the smaller bound)
+        left = max((point for point in points if point[0] <= t), key=lambda point: (point[0], -point[1]))
         right = min((point for point in points if point[0] >= t), default=None)
-        if right is None or right[0] == left[0]:
-            return left[1] if right is None else min(left[1], right[1])
+        if right is None or right[0] - left[0] <= 1e-6 * t:  # (a chord this short would not survive rounding)
+            return left[1]  # delta only decreases from the left point on
         weight = (t - left[0]) / (right[0] - left[0])
         chord = left[1] + (right[1] - left[1]) * weight
         # the chord in float: its weights are off by a few ulps, each bound by 1

@@ -244,14 +244,39 @@ def test_sum_of_exponentials_is_searched():
 
 
 @pytest.mark.parametrize("sign", [1, -1])
-def test_double_zero_at_a_breakpoint(sign):
-    # on [0, 1]: p - q = sign (e^x - 1 - x), which vanishes to second order at the breakpoint 0; the
-    # box beside it is settled by the sign of g'' (Taylor), not bisected forever
-    p = PiecewiseExp([F(0), F(1)], [{}, {(F(1), F(0), 0): F(sign), (F(0), F(0), 0): F(3)}, {}])
-    q = PiecewiseExp([F(0), F(1)], [{}, {(F(0), F(0), 0): F(3 + sign), (F(0), F(0), 1): F(sign)}, {}])
+@pytest.mark.parametrize("rate, low, high", [(1, 0, 1), (-1, -1, 0)], ids=["zero at the left end", "zero at the right end"])
+def test_double_zero_at_a_breakpoint(sign, rate, low, high):
+    # on the piece: p - q = sign (e^(r x) - 1 - r x), which vanishes to second order at the breakpoint 0;
+    # the box beside it is settled by the sign of g'' (Taylor), not bisected forever. p and q need
+    # not be densities here: the region is about p - e^eps q only.
+    p = PiecewiseExp([F(low), F(high)], [{}, {(F(rate), F(0), 0): F(sign), (F(0), F(0), 0): F(3)}, {}])
+    q = PiecewiseExp([F(low), F(high)], [{}, {(F(0), F(0), 0): F(3 + sign), (F(0), F(0), 1): F(sign * rate)}, {}])
     region = positive_region(p, q, F(0))
     assert region.slack == 0.0
-    assert region.intervals == ([(F(0), F(1))] if sign > 0 else [])
+    assert region.intervals == ([(F(low), F(high))] if sign > 0 else [])
+
+
+def test_first_order_zero_at_the_right_end_of_a_searched_piece():
+    # p - q = e^x - 1 - x/2 on [-1, 0]: convex, -0.13 at -1 and 0 at 0 with slope 1/2: negative inside,
+    # so the box touching 0 is settled by g' > 0 times (x - 0) < 0 (three groups: no closed form)
+    p = PiecewiseExp([F(-1), F(0)], [{}, {(F(1), F(0), 0): F(1), (F(0), F(0), 0): F(1)}, {}])
+    q = PiecewiseExp([F(-1), F(0)], [{}, {(F(0), F(0), 0): F(2), (F(0), F(0), 1): F(1, 2)}, {}])
+    region = positive_region(p, q, F(0))
+    assert region.searched == 1 and region.slack == 0.0 and region.intervals == []
+    reverse = positive_region(q, p, F(0))
+    assert reverse.slack == 0.0 and reverse.intervals == [(F(-1), F(0))]
+
+
+@pytest.mark.parametrize("low, high", [(0, 1), (-1, 0)])
+def test_simple_zero_at_a_breakpoint(low, high):
+    # p - q = x on [0, 1] (positive inside) or on [-1, 0] (negative inside): a first-order zero at the
+    # end 0, where (x - end) has the sign of the side it is on
+    p = PiecewiseExp([F(low), F(high)], [{}, {(F(0), F(0), 1): F(1), (F(0), F(0), 0): F(2)}, {}])
+    q = PiecewiseExp([F(low), F(high)], [{}, {(F(0), F(0), 0): F(2)}, {}])
+    region = positive_region(p, q, F(0))
+    assert region.slack == 0.0 and region.intervals == ([(F(0), F(1))] if low == 0 else [])
+    reverse = positive_region(q, p, F(0))
+    assert reverse.slack == 0.0 and reverse.intervals == ([] if low == 0 else [(F(-1), F(0))])
 
 
 def test_exact_tie_on_a_piece_adds_nothing():
