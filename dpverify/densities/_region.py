@@ -59,7 +59,7 @@ iv = mpmath.iv
 
 #: Working precision (bits) of a closed-form root's bracket and of the tails' bounds.
 ROOT_BITS = 200
-_START_BOXES = 32
+_START_BOXES = 128
 _MAX_BOXES = 20_000
 _MAX_ORDER = 8
 _SPLIT = 8

@@ -271,7 +271,7 @@ def delta_rows(*, full: bool = True) -> list[AuditCase]:
     for row in DELTA_ROWS:
         runs = [("statdp_patterns", row.k)] + ([("all_vectors_m2", row.k)] if full and row.full else [])
         for inputs, k in runs:
-            claim = f"({row.claim[0]}, {row.claim[1]})"
+            claim = f"({row.claim[0]}, {float(row.claim[1])})"  # eps' exact, delta as the decimal it is
             rows.append(AuditCase(
                 "BENCH", row.name, {"epsilon": float(epsilon), "k": k, "inputs": inputs, "claim": claim},
                 partial(measure, row.spec, epsilon, inputs, k, claim=row.claim, mechanism=row.build(epsilon),
