@@ -11,10 +11,15 @@ structure (:mod:`dpverify.densities._region`: closed-form roots where both densi
 exponentials, certified interval search where they are sums) and returns a :class:`HockeyStick`:
 
 * the set ``S`` itself (readable in :attr:`HockeyStick.event`) and its exact masses ``P(S)`` and
-  ``Q(S)`` (ExpSums: every interval end is rational, every integral closed form);
-* a certified enclosure ``[low, high]`` of ``delta(eps)``: ``low`` is ``P(S) - e^eps Q(S)``
-  (exact, rounded down: any set gives a lower bound), ``high`` adds what a root's bracket or an
-  unsettled box could hide (``exact``: nothing, ``high`` is ``low`` rounded up).
+  ``Q(S)`` (ExpSums: every interval end is rational, every integral closed form; built when first
+  asked for, as for the worst pair and a witness);
+* a certified enclosure ``[low, high]`` of ``delta(eps)``. ``P(S) - e^eps Q(S)`` is a lower bound
+  (any set gives one) and ``delta`` exceeds it by at most the region's ``slack`` (what a root's
+  bracket or an unsettled box could hide; 0 when ``exact``). The bounds are first read from a
+  float64 evaluation of the same closed forms with a rigorous error bound
+  (:meth:`~dpverify.densities.piecewise.PiecewiseExp.integral_float`, about ``1e-14`` wide);
+  :meth:`HockeyStick.tightened` reads them from a 128-bit interval of the exact masses instead
+  (a few ulps wide).
 
 A :class:`~dpverify.densities.continuous.ProductOutput` (independent coordinates) whose pair
 differs in one coordinate reduces to that coordinate (the others integrate to their common mass);
@@ -24,11 +29,12 @@ each, at rational inputs); other products are refused with an :class:`InvalidArg
 what is unsupported and what to do instead.
 
 :class:`DeltaSweep` takes the worst case over the directed pairs of an input set at one eps or along
-a grid (the privacy profile): pairs are evaluated in decreasing order of a certified upper bound —
-``1 - e^eps / R`` with ``R`` the pair's certified ``sup p/q`` (the loss never exceeds ``ln R``),
-and ``delta`` at a smaller eps already computed (``delta`` decreases in eps) — and the sweep stops
-when no pair left can beat the largest lower bound found: the enclosure ``[low, high]`` of the
-worst case is that of every pair. Equal densities are compared once (a content cache).
+a grid (the privacy profile). Pairs are evaluated in decreasing order of a certified upper bound of
+their ``delta`` (convexity in ``e^eps`` between what is known: the pair's certified ``sup p/q``,
+where ``delta`` reaches 0, and ``delta`` already computed at other eps; see the class), the
+likeliest worst pair first, and the sweep stops when no pair left can exceed the largest lower
+bound found; the worst pair's bounds are then tightened (and any other pair's whose float bounds
+reach above them). Densities, regions and product sets are computed once per content.
 """
 
 from __future__ import annotations

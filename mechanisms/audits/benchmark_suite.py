@@ -245,7 +245,7 @@ DELTA_ROWS: tuple[DeltaRow, ...] = (
              (_HALF, _LAPLACE_DELTA_BELOW),
              "the same count claimed at delta = 0.1605 < 1 - e^(-7/40) = 0.16054: violated by the set "
              "x < (1 - eps' b)/2 = 1/4", Expect.VIOLATED, "laplace_count", full=False),
-    DeltaRow("mutant_laplace_count_half_scale", "noisy_histogram", lambda e: NoisyHistogram(e, scale_factor=Fraction(1, 2)),
+    DeltaRow("laplace_count_half_scale", "noisy_histogram", lambda e: NoisyHistogram(e, scale_factor=Fraction(1, 2)),
              1, "one", (_HALF, _LAPLACE_DELTA_ABOVE),
              "Lap(1/(2 eps)) instead of Lap(1/eps): delta(eps') = 1 - e^((7/20 - 7/5)/2) = 0.4084 > 0.1606",
              Expect.VIOLATED, "laplace_count", full=False),

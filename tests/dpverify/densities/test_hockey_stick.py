@@ -289,12 +289,12 @@ def test_exact_tie_on_a_piece_adds_nothing():
 # -- products: the law of the summed loss ---------------------------------------------------------
 
 
-def two_laplace_reference(b, eps):
-    """delta of two Lap(b) coordinates each moved by 1, by conditioning on the first:
-    int p1(x) h(eps - L1(x)) dx with h the one-coordinate profile (closed form, also for eps < 0)."""
+def two_laplace_reference(b, eps, first=1, second=1):
+    """delta of two Lap(b) coordinates moved by ``first`` and ``second``, by conditioning on the
+    first: int p1(x) h(eps - L1(x)) dx with h the second's profile (closed form, also for eps < 0)."""
     with mpmath.workdps(30):
-        B, e = as_mp(b), as_mp(eps)
-        a = 1 / B
+        B, e, d1 = as_mp(b), as_mp(eps), mpmath.mpf(first)
+        a = mpmath.mpf(second) / B
 
         def h(t):
             if t <= -a:
@@ -302,15 +302,27 @@ def two_laplace_reference(b, eps):
             return max(mpmath.mpf(0), 1 - mpmath.exp((t - a) / 2))
 
         def loss(x):
-            return (abs(x - 1) - abs(x)) / B
+            return (abs(x - d1) - abs(x)) / B
 
-        kinks = {mpmath.mpf(0), mpmath.mpf(1)}
-        for t in (a, -a):  # where eps - L1(x) = +-a inside (0, 1): L1 = (1 - 2x)/B
-            x = (1 - B * (e - t)) / 2
-            if 0 < x < 1:
+        kinks = {mpmath.mpf(0), d1}
+        for t in (a, -a):  # where eps - L1(x) = +-a inside (0, d1): L1 = (d1 - 2x)/B
+            x = (d1 - B * (e - t)) / 2
+            if 0 < x < d1:
                 kinks.add(x)
         pdf = laplace_pdf(b)
         return mpmath.quad(lambda x: pdf(x) * h(e - loss(x)), [-mpmath.inf, *sorted(kinks), mpmath.inf], error=True)
+
+
+@pytest.mark.parametrize("eps", [F(0), F(1, 2), F(7, 10), F(3, 2), F(2)])
+def test_two_coordinates_of_different_sensitivities(eps):
+    # the loss densities have different widths (2/b and 4/b): both branches of the piece convolution
+    b = F(3, 2)
+    density = Laplace(b).density()
+    first, second = ProductOutput((density, density)), ProductOutput((density.shift(-1), density.shift(-2)))
+    stick = hockey_stick(first, second, eps)
+    _check(stick, two_laplace_reference(b, eps, first=1, second=2))
+    one, two = coordinate_loss(density, density.shift(-1)), coordinate_loss(density, density.shift(-2))
+    assert convolve(one, two).set_masses(eps) == convolve(two, one).set_masses(eps)
 
 
 @pytest.mark.parametrize("eps", [F(0), F(7, 20), F(7, 10), F(21, 20), F(7, 5), F(3)])

@@ -100,12 +100,12 @@ def test_pattern_rows_as_expected(row):
 def test_delta_rows():
     rows = delta_rows()
     assert {r.mechanism for r in rows} == {
-        "laplace_count", "laplace_count_claim_below_closed_form", "mutant_laplace_count_half_scale", "noisy_histogram",
+        "laplace_count", "laplace_count_claim_below_closed_form", "laplace_count_half_scale", "noisy_histogram",
         "noisy_histogram_all_differ", "noisy_max_value_laplace",
     }
     assert len(rows) == 9 and all(r.claim == "BENCH" and "claim" in r.parameters for r in rows)
     violated = {r.mechanism for r in rows if r.expect_violation}
-    assert violated == {"laplace_count_claim_below_closed_form", "mutant_laplace_count_half_scale"}
+    assert violated == {"laplace_count_claim_below_closed_form", "laplace_count_half_scale"}
     assert {r.parent for r in rows if r.expect_violation} == {"laplace_count"}
     assert len(cases()) == len(benchmark_rows()) + 9
 
@@ -121,10 +121,10 @@ def test_delta_rows_as_expected(row):
     else:
         assert measurement.verdict is Verdict.HOLDS
         assert measurement.details["delta_bounds"][1] <= measurement.claimed_delta
-    if row.mechanism.startswith("laplace_count") or row.mechanism == "noisy_histogram":
+    if row.mechanism in ("laplace_count", "laplace_count_claim_below_closed_form", "noisy_histogram"):
         # 1 - e^((eps' - Delta/b)/2) with eps' = 7/20 and Delta/b = 7/10 (b = 1/eps)
         assert measurement.delta_star == pytest.approx(1 - math.exp(-7 / 40), abs=1e-15)
-    if row.mechanism == "mutant_laplace_count_half_scale":  # Delta/b = 7/5
+    if row.mechanism == "laplace_count_half_scale":  # Delta/b = 7/5
         assert measurement.delta_star == pytest.approx(1 - math.exp(-21 / 40), abs=1e-15)
     json.dumps(measurement.details)
 
