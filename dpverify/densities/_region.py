@@ -21,8 +21,11 @@ first rule that applies:
 * otherwise (sums of exponentials: the density of a noisy maximum, SVT Algorithm 3): float64 finds
   the sign changes and the region is *certified* with the vectorised interval enclosures of
   :mod:`dpverify.densities._enclosures`: boxes on which the enclosure of ``g`` is ``>= 0`` belong to
-  the region, boxes on which it is ``<= 0`` do not, and a box on which it straddles 0 is bisected,
-  down to a width of ``2**-40`` relative. Infinite ends are cut where the dominant term's
+  the region, boxes on which it is ``<= 0`` do not, and a box on which it straddles 0 is split,
+  down to a width of ``2**-40`` relative. Beside a piece end where ``g`` vanishes to order ``k``
+  (ties at breakpoints, densities that both vanish there), where those enclosures cannot sign a
+  difference of nearly equal terms, Taylor's theorem with the exact ``g^(k)(end)`` settles a stretch
+  outright. Infinite ends are cut where the dominant term's
   coefficient outweighs a bound of every other term on the whole tail (the bound of
   :mod:`dpverify.densities._ratio_sup`'s tails): the tail's sign is then certified.
 
@@ -441,6 +444,38 @@ def _vanishing(G: dict, x: Fraction) -> tuple[int, dict]:
     return 0, G
 
 
+def _taylor_width(higher: dict, end: Fraction, order: int, side: str, length: Fraction) -> Fraction:
+    """A width ``w`` such that beside ``end`` (within ``w``, on ``side``) ``g`` has the sign of
+    ``D (x - end)^k`` exactly, ``D = g^(k)(end)`` (``k`` = ``order``, ``higher`` = ``g^(k)`` grouped);
+    0 when none is found.
+
+    Taylor: ``g(x) = D (x - end)^k / k! + g^(k+1)(xi) (x - end)^(k+1) / (k+1)!`` with ``xi`` between
+    ``end`` and ``x``, so the first term decides while ``|x - end| < |D| (k + 1) / M``, ``M`` a bound
+    of ``|g^(k+1)|`` on a window beside the end containing ``x``. ``D`` is exact (an ExpSum): no
+    cancellation blurs it, where the enclosures of ``g`` itself, a difference of nearly equal terms
+    beside a zero of high order, cannot settle boxes until they are tiny. Windows of ``length``
+    times ``2**-j`` are tried at once (a narrower window, a smaller ``M``)."""
+    D = _value(higher, end)
+    low, high = coefficient_bounds(D)
+    size = min(abs(low), abs(high))
+    slopes = derivative_groups(higher)
+    if not slopes:  # g^(k) is constant: the first term is all there is
+        return length
+    windows = float(length) * 2.0 ** -np.arange(0, 24, 2)
+    e = float(end)
+    x1 = np.full(windows.size, _down(e)) if side == "a" else np.nextafter(e - windows, -np.inf)
+    x2 = np.nextafter(e + windows, np.inf) if side == "a" else np.full(windows.size, _up(e))
+    with np.errstate(all="ignore"):
+        lo, hi = Enclosure([], slopes).enclose(x1, x2, np.zeros(windows.size))
+        bound = np.maximum(np.abs(lo), np.abs(hi)) * (1 + 2.0**-40)
+        reach = np.where(bound > 0, size * (order + 1) / bound * (1 - 2.0**-40), np.inf)
+    widths = np.minimum(np.nan_to_num(reach, nan=0.0, posinf=np.inf), windows * (1 - 2.0**-40))
+    best = float(widths.max(initial=0.0))
+    if not best > 0:
+        return Fraction(0)
+    return min(Fraction(best), length)
+
+
 def _certify(a: Fraction, b: Fraction, G: dict, region: Region, at_a: bool = False, at_b: bool = False,
              slopes: dict | None = None) -> None:
     """Certify the sign of ``g`` box by box on ``[a, b]`` (module docstring). Boxes are float64
@@ -448,22 +483,33 @@ def _certify(a: Fraction, b: Fraction, G: dict, region: Region, at_a: bool = Fal
     what they add to the region is clipped back to ``[a, b]``.
 
     ``at_a``/``at_b``: ``a``/``b`` is a piece end, where ``g`` may vanish exactly (``p = e^eps q`` at a
-    breakpoint). Beside a zero of order ``k`` the enclosures of ``g`` cannot settle boxes of width
-    ``w`` once ``|g| ~ w^k`` is below their rounding, and bisection would multiply them; there the box
-    touching the end is settled by Taylor's theorem instead: ``g(x) = g^(k)(xi) (x - end)^k / k!``
-    with ``xi`` in the box, so ``g`` has the sign of the enclosure of ``g^(k)`` (times ``(-1)^k`` left
-    of ``b``)."""
-    enclosure = Enclosure([], G, slopes)
-    rates = [float(r) for r, _ in G]
-    rmin, rmax = min(rates), max(rates)
-    fa, fb = _down(float(a)), _up(float(b))
-    cuts = _guide(_Approximation(G), fa, fb)
+    breakpoint, or both densities vanish there). Beside a zero of order ``k`` the enclosures of ``g``
+    cannot settle boxes of width ``w`` once ``|g| ~ w^k`` is below their rounding, and bisection would
+    multiply them. So first a stretch beside the end is settled outright from the exact
+    ``g^(k)(end)`` (:func:`_taylor_width`); where none is found, the box touching the end is settled
+    by Taylor's theorem: ``g(x) = g^(k)(xi) (x - end)^k / k!`` with ``xi`` in the box, so ``g`` has
+    the sign of the enclosure of ``g^(k)`` (times ``(-1)^k`` left of ``b``)."""
     ends: list[tuple[str, Any, int]] = []  # (which side, enclosure of g^(k), sign of (x - end)^k beside it)
     for flag, end, side in ((at_a, a, "a"), (at_b, b, "b")):
         if flag:
             order, higher = _vanishing(G, end)
             if order:
-                ends.append((side, Enclosure([], higher), 1 if side == "a" or order % 2 == 0 else -1))
+                factor = 1 if side == "a" or order % 2 == 0 else -1
+                width = _taylor_width(higher, end, order, side, b - a)
+                if width > 0:  # settled outright beside the end (see _taylor_width); the rest is searched
+                    near = (a, a + width) if side == "a" else (b - width, b)
+                    if sign_of(_value(higher, end)) * factor > 0:
+                        region.add(*near)
+                    a, b = (near[1], b) if side == "a" else (a, near[0])
+                else:
+                    ends.append((side, Enclosure([], higher), factor))
+    if a >= b:
+        return
+    enclosure = Enclosure([], G, slopes)
+    rates = [float(r) for r, _ in G]
+    rmin, rmax = min(rates), max(rates)
+    fa, fb = _down(float(a)), _up(float(b))
+    cuts = _guide(_Approximation(G), fa, fb)
     x1, x2 = cuts[:-1], cuts[1:]
     evaluated = 0
     positive: list[tuple[float, float]] = []

@@ -96,13 +96,21 @@ def test_laplace_count_exact_masses():
 
 def _roots(g, points):
     """Roots of g between consecutive ``points`` (g continuous inside each interval; the kinks, where
-    it may jump, are among the points), from sign changes refined by mpmath.findroot."""
+    it may jump, are among the points), from sign changes refined by bisection on the sign (a
+    solver stopping on a small |g| can stop early where g is flat, as beside a zero of order 3)."""
     found = []
     for x0, x1 in zip(points, points[1:]):
         inset = (x1 - x0) * mpmath.mpf(10) ** -12
         a, b = x0 + inset, x1 - inset
-        if g(a) * g(b) < 0:
-            found.append(mpmath.findroot(g, (a, b), solver="anderson"))
+        ga = g(a)
+        if ga * g(b) < 0:
+            for _ in range(70):
+                middle = (a + b) / 2
+                if (g(middle) > 0) == (ga > 0):
+                    a = middle
+                else:
+                    b = middle
+            found.append((a + b) / 2)
     return found
 
 
@@ -185,6 +193,21 @@ def test_noisy_max_value_exponential_against_quadrature(pair):
         p = max_density(first, exponential_pdf(s), exponential_cdf(s))
         q = max_density(second, exponential_pdf(s), exponential_cdf(s))
         _check(stick, quadrature(p, q, F(7, 20), set(first) | set(second)))
+
+
+def test_zero_of_order_three_at_a_breakpoint_leaves_no_gap():
+    # one-sided noise, [0, 1, 1, 1, 1] against [1]*5: both densities vanish at x = 1 (to orders 3 and 4),
+    # p - e^eps q ~ D (x - 1)^3 beside it, a difference of nearly equal terms the float enclosures
+    # cannot sign; the exact D = g^(3)(1) and a bound of g^(4) settle (1, 1 + w) outright (no slack)
+    mechanism = NoisyMaxValue(EPS, "exponential")
+    first, second = (0, 1, 1, 1, 1), (1, 1, 1, 1, 1)
+    p, q = mechanism.output_density(first).densities["max"], mechanism.output_density(second).densities["max"]
+    region = positive_region(p, q, F(7, 5))
+    assert region.intervals[0][0] == 1 and region.intervals[0][1] > F(6, 5) and region.slack < 1e-15
+    s = 2 / EPS
+    stick = hockey_stick(mechanism.output_density(first), mechanism.output_density(second), F(7, 5))
+    _check(stick, quadrature(max_density(first, exponential_pdf(s), exponential_cdf(s)),
+                             max_density(second, exponential_pdf(s), exponential_cdf(s)), F(7, 5), {0, 1}))
 
 
 @pytest.mark.slow
@@ -340,6 +363,22 @@ def test_two_laplace_coordinates_against_conditioning(eps):
     if eps == 1 / b:  # 1 - (1 + a/4) e^(-a/2) at a = eps (module docstring)
         a = float(eps)
         assert abs(float(stick) - (1 - (1 + a / 4) * math.exp(-a / 2))) <= 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.7, 1.4])
+def test_three_laplace_coordinates_against_dp_accounting(eps):
+    # an independent method: dp_accounting's discretised privacy loss distribution of the Laplace
+    # mechanism composed three times (its float64 arithmetic is good to about 1e-12, its
+    # discretisation at 1e-5 to about 1e-9 here)
+    from dp_accounting.pld import privacy_loss_distribution as pld  # a test dependency (pyproject [test])
+
+    b = F(10, 7)
+    density = Laplace(b).density()
+    first = ProductOutput((density,) * 3)
+    second = ProductOutput((density.shift(-1),) * 3)
+    stick = hockey_stick(first, second, F(eps))
+    composed = pld.from_laplace_mechanism(float(b), sensitivity=1, value_discretization_interval=1e-5).self_compose(3)
+    assert abs(float(stick) - composed.get_delta_for_epsilon(eps)) <= 1e-9
 
 
 def test_one_coordinate_loss_law_agrees_with_the_region_exactly():
