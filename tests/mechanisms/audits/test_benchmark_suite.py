@@ -9,7 +9,14 @@ import pytest
 
 from dpverify import Verdict
 from dpverify.integrations.audit import AuditCase, Measurement
-from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, DELTA_ROWS, GEOMETRIC, benchmark_rows, cases, delta_rows
+from dpverify.mechanisms.audits.benchmark_suite import (
+    BENCHMARK,
+    DELTA_ROWS,
+    GEOMETRIC,
+    benchmark_rows,
+    cases,
+    delta_rows,
+)
 
 NAMES = [
     "report_noisy_max_laplace", "report_noisy_max_exponential", "noisy_max_value_laplace",
