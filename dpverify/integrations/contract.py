@@ -127,6 +127,10 @@ def figure(value: Any, exact: Any = None) -> dict[str, Any]:
         exact: the exact value when ``value`` is its float rounding (default: ``value`` itself
             when it is not a float).
     """
+    ends = _interval_ends(value)
+    if ends is not None:  # a certified enclosure (mpmath interval): its midpoint, the enclosure as text
+        low, high = ends
+        return {"value": (low + high) / 2, "kind": "finite", "exact": f"in [{low!r}, {high!r}]"}
     if exact is None and not isinstance(value, float):
         exact = value
     number = float(value)
@@ -135,6 +139,22 @@ def figure(value: Any, exact: Any = None) -> dict[str, Any]:
     if math.isinf(number):
         return {"value": None, "kind": "+inf" if number > 0 else "-inf", "exact": None}
     return {"value": number, "kind": "finite", "exact": None if exact is None else _exact_text(exact)}
+
+
+def _interval_ends(value: Any) -> tuple[float, float] | None:
+    """The float ends (rounded outward) of an mpmath interval, else None (mpmath not imported here)."""
+    import sys
+
+    ctx_iv = sys.modules.get("mpmath.ctx_iv")
+    if ctx_iv is None or not isinstance(value, ctx_iv.ivmpf):
+        return None
+    import mpmath
+
+    low = float(mpmath.mpf(value.a))
+    high = float(mpmath.mpf(value.b))
+    low = low if low <= value.a else math.nextafter(low, -math.inf)
+    high = high if high >= value.b else math.nextafter(high, math.inf)
+    return low, high
 
 
 def _exact_text(value: Any) -> str:

@@ -391,3 +391,19 @@ def test_the_committed_audit_report_follows_the_contract():
     assert infinite["mutant_inner_consistent"]["witness"]["q"] == {"value": 0.0, "kind": "finite", "exact": "0"}
     assert infinite["mutant_inner_consistent"]["slack"] == {"value": None, "kind": "-inf", "exact": None}
     assert "seconds" not in json.dumps([r["details"] for r in rows])  # no timing outside the rows' seconds
+
+
+def test_a_certified_enclosure_is_a_figure_with_its_ends():
+    # Geometric-noise witnesses carry P and Q as mpmath intervals (their exact forms run to 4 KB):
+    # float() of an interval raises, and `make audit` crashed writing the report.
+    import mpmath
+
+    from dpverify.integrations.contract import figure
+
+    enclosure = mpmath.iv.mpf(["0.1", "0.3"])  # ends 0.1 and 0.3 rounded outward by mpmath
+    shown = figure(enclosure)
+    low, high = (float(x) for x in shown["exact"].removeprefix("in [").removesuffix("]").split(", "))
+    assert low <= enclosure.a and high >= enclosure.b and high - low < 0.2 + 1e-15
+    assert shown["kind"] == "finite" and shown["value"] == (low + high) / 2  # 0.2, within an ulp
+    validate_figure = contract.schema()  # the figure still matches the schema's figure shape
+    assert set(shown) == {"value", "kind", "exact"} and validate_figure
