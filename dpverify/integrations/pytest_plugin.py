@@ -73,14 +73,12 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 import os
 import re
 import tempfile
 import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -166,26 +164,12 @@ class AssumptionWarning(UserWarning):
 
 
 def _json_value(value: Any) -> Any:
-    """A record (or any value of a mechanism) as plain JSON, by the rules of the module docstring."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, float):
-        if math.isfinite(value):
-            return value
-        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, Fraction):
-        return str(value)
-    if isinstance(value, (tuple, list)):
-        return [_json_value(item) for item in value]
-    if isinstance(value, (set, frozenset)):
-        return [_json_value(item) for item in sorted(value, key=repr)]
-    if isinstance(value, Mapping):
-        return {str(key): _json_value(item) for key, item in value.items()}
-    if isinstance(value, numbers.Real):  # numpy floats and the like
-        return _json_value(float(value))
-    return repr(value)
+    """A record (or epsilon) as a plain JSON value: the JSON contract's encoding
+    (:func:`dpverify.integrations.contract.encode`: tuples as arrays, Fractions as ``"3/4"``, anything
+    else its repr), so a baseline file and ``dpverify check --format json`` write records alike."""
+    from dpverify.integrations.contract import encode
+
+    return encode(value)
 
 
 def _dumps(value: Any, *, expand: int, indent: int = 0) -> str:
