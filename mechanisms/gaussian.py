@@ -603,25 +603,20 @@ def verify_gaussian(
             p_mass, q_mass = q_mass, p_mass
         witness = replace(witness, p=p_mass, q=q_mass)
     infinite = bool(decided)
-    return PairsResult(
+    return PairsResult.on_inputs(
+        inputs, started,
         holds=decision.holds,
         epsilon=math.inf if infinite else 0.0,
         delta=decision.delta_star,
         witness=witness,
         claimed_epsilon=epsilon,
         claimed_delta=delta,
-        neighbors=inputs.name if inputs.relation is None else f"{inputs.name} under {inputs.relation.name}",
         pairs=len(inputs),
-        datasets=len(inputs.datasets),
-        exchangeable=False,
         certified_pairs=decision.certified_pairs,
         undecided=decision.undecided_pairs,
-        symmetry_violation=None,
-        seconds=time.perf_counter() - started,
         verdict=decision.verdict,
         worst_pair=worst_pair,
         epsilon_bounds=(math.inf, math.inf) if infinite else (0.0, 0.0),
-        input_set=inputs.name,
         details=details,
     )
 

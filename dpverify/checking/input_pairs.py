@@ -406,26 +406,21 @@ def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any,
     if len(inputs) and sweep_.epsilon_pair >= 0:
         a, b = inputs.datasets[inputs.left[sweep_.epsilon_pair]], inputs.datasets[inputs.right[sweep_.epsilon_pair]]
         worst = (a, b) if sweep_.epsilon_forward else (b, a)
-    return PairsResult(
+    return PairsResult.on_inputs(
+        inputs, started,
         holds=decision.holds,
         epsilon=decision.epsilon_star,
         delta=decision.delta_star,
         witness=witness,
         claimed_epsilon=epsilon,
         claimed_delta=delta,
-        neighbors=inputs.name if inputs.relation is None else f"{inputs.name} under {inputs.relation.name}",
         pairs=len(inputs),
-        datasets=len(inputs.datasets),
-        exchangeable=False,
         certified_pairs=decision.certified_pairs,
         undecided=decision.undecided_pairs,
-        symmetry_violation=None,
-        seconds=time.perf_counter() - started,
         verdict=decision.verdict,
         within_rounding=decision.within_rounding_pairs,
         float_error=float(rows.errors().max(initial=0.0)),
         worst_pair=worst,
-        input_set=inputs.name,
         details=details,
     )
 

@@ -260,28 +260,23 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
             iv.prec = old_precision
     else:
         reported = math.log(low) if low > 0 else 0.0
-    return PairsResult(
+    return PairsResult.on_inputs(
+        inputs, started,
         holds=verdict.passes,
         epsilon=reported,
         delta=math.nan if worst_delta is None else worst_delta.value,
         witness=witness,
         claimed_epsilon=epsilon,
         claimed_delta=delta,
-        neighbors=inputs.name if inputs.relation is None else f"{inputs.name} under {inputs.relation.name}",
         pairs=len(pairs),
-        datasets=len(inputs.datasets),
-        exchangeable=False,
         certified_pairs=len(losses),
         undecided=undecided,
-        symmetry_violation=None,
-        seconds=time.perf_counter() - started,
         verdict=verdict,
         worst_pair=(wd, wn),
         epsilon_bounds=(
             math.inf if worst.infinite else (math.log(low) if low > 0 else -math.inf),
             math.inf if (worst.infinite or high == math.inf) else (math.log(high) if high > 0 else -math.inf),
         ),
-        input_set=inputs.name,
         details=details,
         delta_bounds=None if worst_delta is None else (worst_delta.low, worst_delta.high),
         delta_pair=None if worst_delta is None else worst_delta.pair,

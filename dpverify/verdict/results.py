@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +180,16 @@ class PairsResult(VerificationResult):
     details: dict = field(default_factory=dict)
     delta_bounds: tuple[float, float] | None = None
     delta_pair: tuple | None = None
+
+    @classmethod
+    def on_inputs(cls, inputs: Any, started: float, **fields: Any) -> PairsResult:
+        """A result on the given input pairs ``inputs`` (an :class:`~dpverify.checking.input_pairs.InputPairs`:
+        its ``name``, ``relation`` and ``datasets``), the run having begun at ``perf_counter()`` time
+        ``started``: what every verifier of given pairs reports alike (the input set, no
+        exchangeability), plus ``fields``."""
+        neighbors = inputs.name if inputs.relation is None else f"{inputs.name} under {inputs.relation.name}"
+        return cls(neighbors=neighbors, datasets=len(inputs.datasets), exchangeable=False, symmetry_violation=None,
+                   input_set=inputs.name, seconds=time.perf_counter() - started, **fields)
 
 
 @dataclass(frozen=True)
