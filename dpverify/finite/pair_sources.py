@@ -241,37 +241,74 @@ def as_source(left: Any, right: Any) -> ArrayPairs:
     return ArrayPairs(np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64))
 
 
-class OrderedDatasets(Sequence):
-    """The ordered datasets ``records^n`` in lexicographic order, computed on demand.
-
-    ``datasets[i]`` is ``itertools.product(records, repeat=n)``'s ``i``-th tuple; a slice is
-    another lazy range (cheap to pickle: a worker rebuilds its own block).
-    """
+class _DatasetRange(Sequence):
+    """A lazy range ``start .. stop - 1`` of an enumeration of datasets over ``records``: a slice is
+    another range (cheap to pickle: a worker rebuilds its own block), a dataset is made on demand
+    (:meth:`_dataset`), and iteration builds the tuples block by block from every dataset's record
+    positions (:meth:`_record_positions`)."""
 
     def __init__(self, records: Sequence[Hashable], n: int, start: int = 0, stop: int | None = None) -> None:
         self.records = tuple(records)
         self.n = n
-        total = len(self.records) ** n
+        total = self._total()
         self.start = start
-        self.stop = total if stop is None else stop
+        self.stop = total if stop is None else min(stop, total)
+
+    def _total(self) -> int:
+        raise NotImplementedError
+
+    def _dataset(self, index: int) -> tuple:
+        """Dataset ``index`` of the whole enumeration."""
+        raise NotImplementedError
+
+    def _record_positions(self) -> np.ndarray:
+        """Every dataset of the range as the positions of its records in :attr:`records`, one row each."""
+        raise NotImplementedError
 
     def __len__(self) -> int:
         return max(self.stop - self.start, 0)
 
     def __reduce__(self) -> tuple:
-        return (OrderedDatasets, (self.records, self.n, self.start, self.stop))
+        return (type(self), (self.records, self.n, self.start, self.stop))
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
             first, last, step = index.indices(len(self))
             if step != 1:
                 return [self[i] for i in range(first, last, step)]
-            return OrderedDatasets(self.records, self.n, self.start + first, self.start + max(last, first))
+            return type(self)(self.records, self.n, self.start + first, self.start + max(last, first))
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(f"dataset index {index} out of range")
-        z, value, digits = len(self.records), self.start + index, []
+        return self._dataset(self.start + index)
+
+    def __iter__(self) -> Iterator[tuple]:
+        records = np.empty(len(self.records), dtype=object)
+        records[:] = self.records  # element-wise: records are often tuples themselves
+        if self.n == 0:
+            yield from [()] * len(self)
+            return
+        for first in range(0, len(self), _ITERATION_BLOCK):
+            positions = self[first : first + _ITERATION_BLOCK]._record_positions()
+            yield from zip(*(records[positions[:, p]].tolist() for p in range(self.n)))
+
+
+_ITERATION_BLOCK = 1 << 14
+
+
+class OrderedDatasets(_DatasetRange):
+    """The ordered datasets ``records^n`` in lexicographic order, computed on demand.
+
+    ``datasets[i]`` is ``itertools.product(records, repeat=n)``'s ``i``-th tuple; a slice is
+    another lazy range (cheap to pickle: a worker rebuilds its own block).
+    """
+
+    def _total(self) -> int:
+        return len(self.records) ** self.n
+
+    def _dataset(self, value: int) -> tuple:
+        z, digits = len(self.records), []
         for _ in range(self.n):
             value, digit = divmod(value, z)
             digits.append(self.records[digit])
@@ -305,21 +342,11 @@ class OrderedDatasets(Sequence):
         weights = z ** np.arange(self.n - 1, -1, -1, dtype=np.int64)
         return (values[:, None] // weights) % z
 
-    def __iter__(self) -> Iterator[tuple]:
-        records = np.empty(len(self.records), dtype=object)
-        records[:] = self.records  # element-wise: records are often tuples themselves
-        if self.n == 0:
-            yield from [()] * len(self)
-            return
-        for first in range(0, len(self), _ITERATION_BLOCK):
-            positions = self[first : first + _ITERATION_BLOCK].indices()
-            yield from zip(*(records[positions[:, p]].tolist() for p in range(self.n)))
+    def _record_positions(self) -> np.ndarray:
+        return self.indices()
 
 
-_ITERATION_BLOCK = 1 << 14
-
-
-class MultisetDatasets(Sequence):
+class MultisetDatasets(_DatasetRange):
     """The multisets of size ``n`` over ``records`` as sorted tuples, in the order of the multiset
     table (:mod:`dpverify.finite.multisets`; that of ``itertools.combinations_with_replacement``),
     computed on demand.
@@ -330,34 +357,15 @@ class MultisetDatasets(Sequence):
     half the exchangeable path's evaluation at n = 14.
     """
 
-    def __init__(self, records: Sequence[Hashable], n: int, start: int = 0, stop: int | None = None) -> None:
+    def _total(self) -> int:
         from dpverify.finite.multisets import table
 
-        self.records = tuple(records)
-        self.n = n
-        total = len(table(len(self.records), n))
-        self.start = start
-        self.stop = total if stop is None else min(stop, total)
+        return len(table(len(self.records), self.n))
 
-    def __len__(self) -> int:
-        return max(self.stop - self.start, 0)
-
-    def __reduce__(self) -> tuple:
-        return (MultisetDatasets, (self.records, self.n, self.start, self.stop))
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            first, last, step = index.indices(len(self))
-            if step != 1:
-                return [self[i] for i in range(first, last, step)]
-            return MultisetDatasets(self.records, self.n, self.start + first, self.start + max(last, first))
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError(f"dataset index {index} out of range")
+    def _dataset(self, index: int) -> tuple:
         from dpverify.finite.multisets import table
 
-        return table(len(self.records), self.n).records(self.start + index, self.records)
+        return table(len(self.records), self.n).records(index, self.records)
 
     def counts(self) -> np.ndarray:
         """Every multiset as its count vector: an ``int64`` array, one row per multiset, column
@@ -373,12 +381,5 @@ class MultisetDatasets(Sequence):
         z = len(self.records)
         return np.repeat(np.tile(np.arange(z, dtype=np.int64), len(counts)), counts.ravel()).reshape(len(counts), self.n)
 
-    def __iter__(self) -> Iterator[tuple]:
-        records = np.empty(len(self.records), dtype=object)
-        records[:] = self.records  # element-wise: records are often tuples themselves
-        if self.n == 0:
-            yield from [()] * len(self)
-            return
-        for first in range(0, len(self), _ITERATION_BLOCK):
-            positions = self[first : first + _ITERATION_BLOCK].positions()
-            yield from zip(*(records[positions[:, p]].tolist() for p in range(self.n)))
+    def _record_positions(self) -> np.ndarray:
+        return self.positions()
