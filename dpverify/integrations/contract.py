@@ -1,11 +1,12 @@
 """The JSON contract: every JSON document dpverify prints or writes, its schema and its encodings.
 
-Four documents, told apart by their ``"document"`` key: ``"audit"`` (``dpverify audit --format
+Five documents, told apart by their ``"document"`` key: ``"audit"`` (``dpverify audit --format
 json`` and ``reports/audit.json``), ``"check"`` (``dpverify check --format json``), ``"claim"``
-(``dpverify claim --format json``) and ``"list"`` (``dpverify list --format json``). Every one
+(``dpverify claim --format json``), ``"list"`` (``dpverify list --format json``) and
+``"baseline"`` (a pytest privacy baseline file, ``.dpverify-baselines/<name>.json``). Every one
 starts with the same header::
 
-    {"schema_version": "1.0", "document": "audit", "dpverify_version": "0.1.0", ...}
+    {"schema_version": "1.1", "document": "audit", "dpverify_version": "0.1.0", ...}
 
 ``schema_version`` is ``"MAJOR.MINOR"``. Additive changes (a new key, a new document) bump MINOR:
 a reader of 1.0 reads every 1.x document by ignoring keys it does not know. Anything else (a key
@@ -48,6 +49,7 @@ __all__ = [
     "validate",
     "header",
     "figure",
+    "read_figure",
     "encode",
     "witness",
     "sampled_witness",
@@ -56,9 +58,9 @@ __all__ = [
 ]
 
 #: The version of the JSON contract (``"MAJOR.MINOR"``; additive changes bump MINOR).
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 #: The documents the schema describes, by their ``"document"`` key.
-DOCUMENTS = ("audit", "check", "claim", "list")
+DOCUMENTS = ("audit", "check", "claim", "list", "baseline")
 
 _SCHEMA_FILE = "schemas/dpverify.schema.json"
 
@@ -74,8 +76,7 @@ def schema(document: str | None = None) -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of one document, or of any dpverify document.
 
     Args:
-        document: ``"audit"``, ``"check"``, ``"claim"`` or ``"list"``; None for the whole schema,
-            which accepts each of the four.
+        document: one of :data:`DOCUMENTS`; None for the whole schema, which accepts each of them.
 
     Returns:
         A fresh dict (changing it changes no later call): the schema file itself, its root made a
@@ -139,6 +140,35 @@ def figure(value: Any, exact: Any = None) -> dict[str, Any]:
     if math.isinf(number):
         return {"value": None, "kind": "+inf" if number > 0 else "-inf", "exact": None}
     return {"value": number, "kind": "finite", "exact": None if exact is None else _exact_text(exact)}
+
+
+def read_figure(data: Any, key: str = "figure") -> float:
+    """The float a figure object stands for: its ``value`` when finite, ``inf`` or ``-inf``, or NaN
+    when ``"not_computed"`` (the inverse of :func:`figure` up to the exact text).
+
+    Args:
+        data: the parsed figure object.
+        key: the figure's key in its document, named in the error.
+
+    Raises:
+        ValueError: not a figure object (the message names the key, the bad part and the shape).
+    """
+    shape = '{"value": number | null, "kind": "finite" | "+inf" | "-inf" | "not_computed", "exact": string | null}'
+    if not isinstance(data, Mapping) or set(data) != {"value", "kind", "exact"}:
+        raise ValueError(f"{key}={data!r} must be a figure object {shape}")
+    kind, value = data["kind"], data["value"]
+    if kind == "finite":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f'{key}: a "finite" figure needs a finite number as its value, got value={value!r}')
+        return float(value)
+    if kind not in _INFINITE_KINDS:
+        raise ValueError(f"{key}: kind={kind!r} is not one of finite, +inf, -inf, not_computed")
+    if value is not None:
+        raise ValueError(f"{key}: a {kind!r} figure has value null, got value={value!r}")
+    return _INFINITE_KINDS[kind]
+
+
+_INFINITE_KINDS = {"+inf": math.inf, "-inf": -math.inf, "not_computed": math.nan}
 
 
 def _interval_ends(value: Any) -> tuple[float, float] | None:

@@ -30,10 +30,13 @@ Options (group "dpverify"): ``--dpverify-baseline-dir`` (default ``.dpverify-bas
 to the rootdir), ``--dpverify-update-baselines`` (rewrite baselines with the measured values) and
 ``--dpverify-profile``.
 
-Baseline files, ``<name>.json``, :data:`SCHEMA_VERSION` 2::
+Baseline files, ``<name>.json``, are documents of dpverify's JSON contract
+(:mod:`dpverify.integrations.contract`, docs/json.md), ``"document": "baseline"``::
 
     {
-      "schema_version": 2,
+      "schema_version": "1.1",
+      "document": "baseline",
+      "dpverify_version": "0.1.0",
       "mechanism": "randomized_response",
       "instance": {
         "records": [
@@ -44,29 +47,26 @@ Baseline files, ``<name>.json``, :data:`SCHEMA_VERSION` 2::
         "neighbors": "substitute",
         "epsilon": 1.0
       },
-      "epsilon_star": 1.0986122886681096,
-      "epsilon_star_infinite": false,
-      "delta": 0.07042954288523873
+      "epsilon_star": {"value": 1.0986122886681096, "kind": "finite", "exact": null},
+      "delta": {"value": 0.07042954288523873, "kind": "finite", "exact": null}
     }
 
-* Numbers are JSON numbers, one type per key. JSON has no infinity, so an infinite eps* is
-  ``"epsilon_star": null`` with ``"epsilon_star_infinite": true``; that boolean is always written
-  (false for a finite eps*). The same rule serves any figure that can be infinite: null plus a
-  sibling ``"<key>_infinite": true``. ``delta`` (the worst-case delta at the instance's epsilon)
-  and ``instance.epsilon`` (the claimed epsilon, finite: dpverify refuses an infinite one) are
-  numbers, or null when no epsilon was given.
-* Records are JSON values: tuples and lists are arrays; int, str, bool and None stay themselves; a
-  finite float is a number; a Fraction is its text ``"3/4"``; a set is an array sorted by the
-  repr of its members; a mapping is an object with text keys; a non-finite float is ``"inf"``,
-  ``"-inf"`` or ``"nan"``; anything else is its ``repr``. (These are the rules of dpverify's JSON
-  value encoding, so a baseline's records read as the records of dpverify's other JSON output.)
+* ``epsilon_star`` and ``delta`` (the worst-case delta at the instance's epsilon) are figures, as in
+  every other dpverify document: an infinite eps* is ``{"value": null, "kind": "+inf", "exact":
+  null}``, and ``delta`` is ``"not_computed"`` when the instance has no epsilon.
+  ``instance.epsilon`` (finite: dpverify refuses an infinite one) is a number, or null.
+* Records are JSON values in the contract's encoding: tuples and lists are arrays; int, str, bool
+  and None stay themselves; a finite float is a number; a Fraction is its text ``"3/4"``; a set is
+  an array sorted by the repr of its members; a mapping is an object with text keys; a non-finite
+  float is ``"inf"``, ``"-inf"`` or ``"nan"``; anything else is its ``repr``.
 * ``mechanism`` is informative; ``instance`` must equal the measured instance.
-* Files written before ``schema_version`` existed (``"format": 1``: epsilon and every record as
-  their repr strings, an infinite eps* as ``"inf"``) are still read, as they are: their instance
-  is compared in that old encoding, so the check goes on guarding the stored eps* and delta, and
-  the run's summary says ``--dpverify-update-baselines`` rewrites them. They are not refused,
-  because the only way out would be to re-measure with ``--dpverify-update-baselines``, which
-  accepts whatever the code does now, the very thing a baseline is there to stop.
+* Older files are still read, as they are, and the run's summary says ``--dpverify-update-baselines``
+  rewrites them: ``"schema_version": 2`` (the same instance encoding, eps* and delta as bare numbers,
+  an infinite eps* as null with ``"epsilon_star_infinite": true``) and ``"format": 1`` (epsilon and
+  every record as their repr strings, an infinite eps* as ``"inf"``; the instance is compared in
+  that old encoding). They are not refused, because the only way out would be to re-measure with
+  ``--dpverify-update-baselines``, which accepts whatever the code does now, the very thing a
+  baseline is there to stop.
 """
 
 from __future__ import annotations
@@ -99,8 +99,10 @@ __all__ = [
 
 #: How much a measured eps* (or delta) may exceed its baseline before the check fails.
 TOLERANCE = 1e-9
-#: The version of the baseline files written (see "Baseline files" in the module docstring).
-SCHEMA_VERSION = 2
+#: The version of the baseline files written: the JSON contract's (see "Baseline files" in the
+#: module docstring). Files of the older baseline formats 1 and 2 are read too.
+SCHEMA_VERSION = "1.1"
+_DOCUMENT = "baseline"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 Mechanism = Callable[[tuple], Mapping[Any, Any]]  # Mapping is invariant in its key: dict[int, Fraction] must fit
@@ -174,8 +176,9 @@ def _json_value(value: Any) -> Any:
 
 def _dumps(value: Any, *, expand: int, indent: int = 0) -> str:
     """JSON with the outer ``expand`` levels of objects and arrays one item a line, and the values
-    below them (a record) on one line each: a file of many records reads and diffs a record a line."""
-    if expand and isinstance(value, (dict, list)) and value:
+    below them (a record) on one line each: a file of many records reads and diffs a record a line.
+    A figure object is one line too."""
+    if expand and isinstance(value, (dict, list)) and value and not _is_figure(value):
         pad = " " * (indent + 2)
         if isinstance(value, dict):
             items = [f"{pad}{json.dumps(key)}: {_dumps(item, expand=expand - 1, indent=indent + 2)}"
@@ -186,6 +189,10 @@ def _dumps(value: Any, *, expand: int, indent: int = 0) -> str:
             opening, closing = "[", "]"
         return opening + "\n" + ",\n".join(items) + "\n" + " " * indent + closing
     return json.dumps(value, allow_nan=False)
+
+
+def _is_figure(value: Any) -> bool:
+    return isinstance(value, dict) and list(value) == ["value", "kind", "exact"]
 
 
 def _number(data: Mapping[str, Any], key: str, *, infinite_key: str | None = None) -> float | None:
@@ -233,15 +240,16 @@ class BaselineEntry:
         epsilon_star: worst-case pure privacy loss (``math.inf`` allowed).
         delta: worst-case ``delta(epsilon)`` at the instance's epsilon, None without epsilon.
         mechanism: the mechanism's qualified name (informative, not compared).
-        schema_version: the file format it was read from (:data:`SCHEMA_VERSION`, or 1 for a file
-            written before numbers and records were typed; its ``instance`` keeps that encoding).
+        schema_version: the file format it was read from: :data:`SCHEMA_VERSION`, 2 (figures as bare
+            numbers), or 1 (written before numbers and records were typed; its ``instance`` keeps that
+            encoding).
     """
 
     instance: dict
     epsilon_star: float
     delta: float | None
     mechanism: str
-    schema_version: int = SCHEMA_VERSION
+    schema_version: str | int = SCHEMA_VERSION
 
     def to_json(self) -> str:
         """The file's text, in :data:`SCHEMA_VERSION` (see the module docstring).
@@ -255,14 +263,14 @@ class BaselineEntry:
                 f"this baseline entry was read from a schema_version={self.schema_version} file; only a "
                 f"measured entry (schema_version={SCHEMA_VERSION}) is written: rerun with --dpverify-update-baselines."
             )
-        infinite = math.isinf(self.epsilon_star)
+        from dpverify.integrations.contract import figure, header
+
         data = {
-            "schema_version": SCHEMA_VERSION,
+            **header(_DOCUMENT),
             "mechanism": self.mechanism,
             "instance": self.instance,
-            "epsilon_star": None if infinite else self.epsilon_star,
-            "epsilon_star_infinite": infinite,
-            "delta": self.delta,
+            "epsilon_star": figure(self.epsilon_star),
+            "delta": figure(math.nan if self.delta is None else self.delta),
         }
         return _dumps(data, expand=3) + "\n"
 
@@ -286,9 +294,11 @@ class BaselineEntry:
                 mechanism=data.get("mechanism", ""),
                 schema_version=1,
             )
-        if version != SCHEMA_VERSION:
+        if isinstance(version, str):
+            return cls._from_contract(data)
+        if version != 2:
             raise ValueError(
-                f"schema_version={version!r} is not one this dpverify reads ({SCHEMA_VERSION}, or files "
+                f"schema_version={version!r} is not one this dpverify reads ({SCHEMA_VERSION!r}, 2, or files "
                 'with "format": 1)'
             )
         epsilon_star = _number(data, "epsilon_star", infinite_key="epsilon_star_infinite")
@@ -302,10 +312,40 @@ class BaselineEntry:
             epsilon_star=epsilon_star,
             delta=_number(data, "delta"),
             mechanism=str(data.get("mechanism", "")),
+            schema_version=2,
+        )
+
+    @classmethod
+    def _from_contract(cls, data: dict) -> BaselineEntry:
+        """A baseline document of the JSON contract (any 1.x: a reader ignores keys it does not know)."""
+        from dpverify.integrations.contract import read_figure
+
+        version = data["schema_version"]
+        if version.split(".")[0] != SCHEMA_VERSION.split(".")[0]:
+            raise ValueError(
+                f"schema_version={version!r} is not one this dpverify reads (1.x; this dpverify writes "
+                f"{SCHEMA_VERSION!r})"
+            )
+        if data.get("document") != _DOCUMENT:
+            raise ValueError(f'document={data.get("document")!r} must be "baseline"')
+        instance = data.get("instance")
+        if not isinstance(instance, dict):
+            raise ValueError(f"instance={instance!r} must be a JSON object")
+        epsilon_star = read_figure(data.get("epsilon_star"), "epsilon_star")
+        if math.isnan(epsilon_star) or epsilon_star == -math.inf:
+            raise ValueError(f"epsilon_star={data['epsilon_star']!r}: a measured eps* is a number or +inf")
+        delta = read_figure(data.get("delta"), "delta")
+        if math.isinf(delta):
+            raise ValueError(f"delta={data['delta']!r}: a measured delta is a number, or not_computed")
+        return cls(
+            instance=instance,
+            epsilon_star=epsilon_star,
+            delta=None if math.isnan(delta) else delta,
+            mechanism=str(data.get("mechanism", "")),
         )
 
 
-def _instance(records: tuple, n: int, neighbors: Any, epsilon: Any | None, schema_version: int) -> dict:
+def _instance(records: tuple, n: int, neighbors: Any, epsilon: Any | None, schema_version: str | int) -> dict:
     """The instance a measurement is compared on, in the encoding of ``schema_version``."""
     neighbors = getattr(neighbors, "name", neighbors)
     if schema_version == 1:  # records and epsilon as their repr strings
@@ -447,9 +487,10 @@ class BaselineStore:
                 pytrace=False,
             )
         if stored.schema_version != SCHEMA_VERSION:
+            old = "numbers and records as text" if stored.schema_version == 1 else "figures as bare numbers"
             self.events.append(
-                f"{name}: baseline {path} has schema_version {stored.schema_version} (numbers and records as "
-                f"text); read as it is. --dpverify-update-baselines rewrites it as schema_version {SCHEMA_VERSION}"
+                f"{name}: baseline {path} has schema_version {stored.schema_version} ({old}); read as it is. "
+                f"--dpverify-update-baselines rewrites it as schema_version {SCHEMA_VERSION}"
             )
         worse = []
         if measured.epsilon_star > stored.epsilon_star + TOLERANCE:

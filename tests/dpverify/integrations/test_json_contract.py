@@ -40,7 +40,7 @@ def test_the_schema_is_a_valid_draft_2020_12_schema_of_this_version():
     whole = contract.schema()
     jsonschema.Draft202012Validator.check_schema(whole)
     assert whole["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert whole["$defs"]["schema_version"]["const"] == contract.SCHEMA_VERSION == "1.0"
+    assert whole["$defs"]["schema_version"]["const"] == contract.SCHEMA_VERSION == "1.1"
     for name in contract.DOCUMENTS:
         one = contract.schema(name)
         jsonschema.Draft202012Validator.check_schema(one)
@@ -50,7 +50,7 @@ def test_the_schema_is_a_valid_draft_2020_12_schema_of_this_version():
 def test_schema_returns_a_fresh_copy_and_names_an_unknown_document():
     contract.schema("audit")["$defs"].clear()
     assert "figure" in contract.schema("audit")["$defs"]
-    with pytest.raises(ValueError, match=r"document must be one of audit, check, claim, list .*got document='report'"):
+    with pytest.raises(ValueError, match=r"document must be one of audit, check, claim, list, baseline .*got document='report'"):
         contract.schema("report")
 
 
@@ -245,7 +245,7 @@ def _json_run(capsys, argv, code, name):
     document = json.loads(captured.out)  # the whole of stdout is one JSON document
     contract.validate(document, name)
     contract.validate(document)
-    assert document["schema_version"] == "1.0" and document["document"] == name
+    assert document["schema_version"] == "1.1" and document["document"] == name
     return document, captured.err
 
 

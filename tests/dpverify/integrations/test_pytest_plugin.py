@@ -15,10 +15,12 @@ from pathlib import Path
 import hypothesis
 import pytest
 
+import dpverify
 import dpverify.checking.checker as checker
 from dpverify import InvalidArgument, Verdict
 from dpverify.errors import EnvironmentFailure, MechanismError, NondeterministicMechanism
 from dpverify.finite.records import labeled_records
+from dpverify.integrations import contract
 from dpverify.integrations.pytest_plugin import PROFILES, BaselineEntry, BaselineStore, assert_private
 
 pytest_plugins = ["pytester"]
@@ -205,10 +207,10 @@ def test_baseline_is_written_then_a_worsened_mechanism_fails(pytester, run):
     first.stdout.fnmatch_lines(["*dpverify baselines*", "*wrote baseline*rr.json*"])
     path = pytester.path / ".dpverify-baselines" / "rr.json"
     stored = json.loads(path.read_text())
-    assert stored["schema_version"] == 2
-    assert stored["epsilon_star"] == pytest.approx(math.log(3))  # ln((3/4) / (1/4))
-    assert stored["epsilon_star_infinite"] is False
-    assert stored["delta"] == pytest.approx(0.75 - math.e / 4)  # hockey stick at eps = 1
+    assert (stored["schema_version"], stored["document"]) == ("1.1", "baseline")
+    assert stored["epsilon_star"]["value"] == pytest.approx(math.log(3))  # ln((3/4) / (1/4))
+    assert stored["epsilon_star"]["kind"] == "finite"
+    assert stored["delta"]["value"] == pytest.approx(0.75 - math.e / 4)  # hockey stick at eps = 1
     assert stored["instance"] == {"records": [[0, 0], [0, 1]], "n": 1, "neighbors": "substitute", "epsilon": 1.0}
 
     pytester.makepyfile(_baseline_test("4, 5"))  # eps* = ln 4 > ln 3
@@ -224,7 +226,7 @@ def test_baseline_is_written_then_a_worsened_mechanism_fails(pytester, run):
     third = run("--dpverify-update-baselines")
     third.assert_outcomes(passed=1)
     third.stdout.fnmatch_lines(["*updated baseline*rr.json*"])
-    assert json.loads(path.read_text())["epsilon_star"] == pytest.approx(math.log(4))
+    assert json.loads(path.read_text())["epsilon_star"]["value"] == pytest.approx(math.log(4))
 
 
 def test_an_improved_mechanism_passes_without_rewriting_the_baseline(pytester, run):
@@ -259,9 +261,9 @@ def test_baseline(dpverify_baseline):
     run("--dpverify-baseline-dir", "privacy/baselines").assert_outcomes(passed=1)
     text = (pytester.path / "privacy" / "baselines" / "label_sum.json").read_text()
     stored = json.loads(text)
-    # standard JSON has no Infinity literal: null, and the sibling boolean says it is infinite
-    assert stored["epsilon_star"] is None and stored["epsilon_star_infinite"] is True
-    assert stored["delta"] is None and stored["instance"]["epsilon"] is None  # no epsilon given
+    # standard JSON has no Infinity literal: the figure's kind says it is infinite
+    assert stored["epsilon_star"] == {"value": None, "kind": "+inf", "exact": None}
+    assert stored["delta"]["kind"] == "not_computed" and stored["instance"]["epsilon"] is None  # no epsilon given
     run("--dpverify-baseline-dir", "privacy/baselines").assert_outcomes(passed=1)  # inf is not worse
 
 
@@ -276,27 +278,33 @@ def test_baseline_names_must_be_file_name_safe(tmp_path):
 @pytest.mark.parametrize(
     ("epsilon_star", "delta"), [(math.log(3), 0.75 - math.e / 4), (math.inf, None), (0.0, 0.0)]
 )
-def test_baseline_entry_round_trips_through_typed_json(epsilon_star, delta):
+def test_baseline_entry_round_trips_through_the_json_contract(epsilon_star, delta):
     instance = {"records": [[0, 0], [0, 1]], "n": 2, "neighbors": "substitute", "epsilon": 1.0}
     entry = BaselineEntry(instance, epsilon_star, delta, "mech")
     text = entry.to_json()
     assert BaselineEntry.from_json(text) == entry
     data = json.loads(text)
-    assert list(data) == ["schema_version", "mechanism", "instance", "epsilon_star", "epsilon_star_infinite", "delta"]
-    assert data["schema_version"] == 2 and data["instance"] == instance
+    contract.validate(data, "baseline")
+    assert list(data) == ["schema_version", "document", "dpverify_version", "mechanism", "instance", "epsilon_star", "delta"]
+    assert data["schema_version"] == contract.SCHEMA_VERSION and data["instance"] == instance
     if epsilon_star == math.inf:
-        assert data["epsilon_star"] is None and data["epsilon_star_infinite"] is True
+        assert data["epsilon_star"] == {"value": None, "kind": "+inf", "exact": None}
     else:  # a JSON number, bit for bit
-        assert data["epsilon_star"] == epsilon_star and data["epsilon_star_infinite"] is False
-    assert data["delta"] == delta
+        assert data["epsilon_star"] == {"value": epsilon_star, "kind": "finite", "exact": None}
+    if delta is None:
+        assert data["delta"] == {"value": None, "kind": "not_computed", "exact": None}
+    else:
+        assert data["delta"] == {"value": delta, "kind": "finite", "exact": None}
 
 
-def test_a_baseline_file_holds_a_record_a_line():
+def test_a_baseline_file_holds_a_record_a_line_and_a_figure_a_line():
     instance = {"records": [[0, 0], [0, 1]], "n": 1, "neighbors": "substitute", "epsilon": 1.0}
-    assert BaselineEntry(instance, math.inf, None, "label_sum").to_json() == """{
-  "schema_version": 2,
+    assert BaselineEntry(instance, math.inf, None, "label_sum").to_json() == f"""{{
+  "schema_version": "1.1",
+  "document": "baseline",
+  "dpverify_version": "{dpverify.__version__}",
   "mechanism": "label_sum",
-  "instance": {
+  "instance": {{
     "records": [
       [0, 0],
       [0, 1]
@@ -304,11 +312,10 @@ def test_a_baseline_file_holds_a_record_a_line():
     "n": 1,
     "neighbors": "substitute",
     "epsilon": 1.0
-  },
-  "epsilon_star": null,
-  "epsilon_star_infinite": true,
-  "delta": null
-}
+  }},
+  "epsilon_star": {{"value": null, "kind": "+inf", "exact": null}},
+  "delta": {{"value": null, "kind": "not_computed", "exact": null}}
+}}
 """
 
 
@@ -326,7 +333,8 @@ def test_records_and_epsilon_are_stored_as_json_values(tmp_path):
         "neighbors": "substitute",
         "epsilon": 0.25,
     }
-    assert stored["epsilon_star"] == 0.0 and stored["delta"] == 0.0  # a constant output leaks nothing
+    # a constant output leaks nothing
+    assert stored["epsilon_star"]["value"] == 0.0 and stored["delta"]["value"] == 0.0
 
 
 # What dpverify wrote before schema_version 2 (records and epsilon as repr strings, eps* "inf").
@@ -369,8 +377,52 @@ def test_an_old_format_baseline_is_read_and_still_guards_the_stored_epsilon(pyte
 
     run("--dpverify-update-baselines").assert_outcomes(passed=1)
     rewritten = json.loads(path.read_text())
-    assert rewritten["schema_version"] == 2 and rewritten["epsilon_star"] == pytest.approx(math.log(4))
+    assert rewritten["schema_version"] == "1.1" and rewritten["epsilon_star"]["value"] == pytest.approx(math.log(4))
     assert rewritten["instance"]["records"] == [[0, 0], [0, 1]]
+
+
+# What dpverify wrote as schema_version 2 (typed records, eps* and delta as bare numbers).
+_V2_RR_BASELINE = """{
+  "schema_version": 2,
+  "mechanism": "test_baseline.<locals>.<lambda>",
+  "instance": {
+    "records": [
+      [0, 0],
+      [0, 1]
+    ],
+    "n": 1,
+    "neighbors": "substitute",
+    "epsilon": 1.0
+  },
+  "epsilon_star": 1.0986122886681098,
+  "epsilon_star_infinite": false,
+  "delta": 0.07042954288523873
+}
+"""
+
+
+def test_a_schema_2_baseline_is_read_and_guards_until_rewritten_as_the_contract(pytester, run):
+    path = pytester.path / ".dpverify-baselines" / "rr.json"
+    path.parent.mkdir()
+    path.write_text(_V2_RR_BASELINE)
+    entry = BaselineEntry.from_json(_V2_RR_BASELINE)
+    assert (entry.schema_version, entry.epsilon_star, entry.delta) == (2, math.log(3), 0.07042954288523873)
+
+    pytester.makepyfile(_baseline_test("4, 5"))  # eps* = ln 4 > ln 3: the stored figure still guards
+    worse = run()
+    worse.assert_outcomes(failed=1)
+    worse.stdout.fnmatch_lines(["*worsened*eps* 1.09861228867 (baseline) -> 1.38629436112 (measured)*"])
+    assert path.read_text() == _V2_RR_BASELINE
+
+    pytester.makepyfile(_baseline_test("3, 4"))
+    same = run()
+    same.assert_outcomes(passed=1)
+    same.stdout.fnmatch_lines(["*rr: baseline*rr.json has schema_version 2 (figures as bare numbers)*rewrites it*"])
+    run("--dpverify-update-baselines").assert_outcomes(passed=1)
+    rewritten = json.loads(path.read_text())
+    contract.validate(rewritten, "baseline")
+    assert rewritten["epsilon_star"]["kind"] == "finite"
+    assert rewritten["epsilon_star"]["value"] == pytest.approx(math.log(3))  # measured again: ln 3 up to rounding
 
 
 @pytest.mark.parametrize(
@@ -382,7 +434,19 @@ def test_an_old_format_baseline_is_read_and_still_guards_the_stored_epsilon(pyte
          "delta='0.1' must be a JSON number or null"),
         ('{"schema_version": 2, "instance": {}, "epsilon_star": 1.0, "epsilon_star_infinite": true, "delta": null}',
          "epsilon_star=1.0 must be null when epsilon_star_infinite is true"),
-        ('{"schema_version": 3}', "schema_version=3 is not one this dpverify reads (2, or files with \"format\": 1)"),
+        ('{"schema_version": 3}', "schema_version=3 is not one this dpverify reads ('1.1', 2, or files with \"format\": 1)"),
+        ('{"schema_version": "2.0", "document": "baseline"}',
+         "schema_version='2.0' is not one this dpverify reads (1.x; this dpverify writes '1.1')"),
+        ('{"schema_version": "1.1", "document": "audit", "instance": {}}', 'document=\'audit\' must be "baseline"'),
+        ('{"schema_version": "1.1", "document": "baseline", "instance": {}, "epsilon_star": 0.5, "delta": null}',
+         "epsilon_star=0.5 must be a figure object {\"value\": number | null, \"kind\": \"finite\" | \"+inf\" | "
+         "\"-inf\" | \"not_computed\", \"exact\": string | null}"),
+        ('{"schema_version": "1.1", "document": "baseline", "instance": {}, '
+         '"epsilon_star": {"value": 1.0, "kind": "+inf", "exact": null}, "delta": null}',
+         "epsilon_star: a '+inf' figure has value null, got value=1.0"),
+        ('{"schema_version": "1.1", "document": "baseline", "instance": {}, '
+         '"epsilon_star": {"value": null, "kind": "not_computed", "exact": null}, "delta": null}',
+         "epsilon_star={'value': None, 'kind': 'not_computed', 'exact': None}: a measured eps* is a number or +inf"),
         ("[1, 2]", "a baseline file holds a JSON object, got list"),
         ('{"format": 1, "instance": {}}', "epsilon_star=None: a measured eps* is a number"),
         ('{"format": 1, "epsilon_star": 1.0}', "no key 'instance'"),
