@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,31 @@ __all__ = [
 ]
 
 _PRECISIONS = (128, 256, 512, 1024)
+
+
+def _digits(bits: int) -> int:
+    """The decimal digits an exact value is rounded to (:func:`to_interval`) at ``bits`` of precision."""
+    return int(bits * 0.30103) - 2
+
+
+@contextmanager
+def _precision_ladder() -> Iterator[Iterator[int]]:
+    """The precision ladder of every enclosure here: ``with _precision_ladder() as ladder: for digits
+    in ladder: ...`` sets ``mpmath.iv.prec`` to each of :data:`_PRECISIONS` in turn (``digits``:
+    :func:`_digits` of it) and puts the caller's precision back however the block ends."""
+    import mpmath
+
+    old_precision = mpmath.iv.prec
+
+    def steps() -> Iterator[int]:
+        for bits in _PRECISIONS:
+            mpmath.iv.prec = bits
+            yield _digits(bits)
+
+    try:
+        yield steps()
+    finally:
+        mpmath.iv.prec = old_precision
 
 
 def effective_claim(value: Any) -> Any:
@@ -226,11 +252,8 @@ def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_err
     outcomes = list(p.keys())
     epsilon = effective_claim(epsilon)
     delta = effective_claim(delta)
-    old_precision = mpmath.iv.prec
-    try:
-        for bits in _PRECISIONS:
-            mpmath.iv.prec = bits
-            digits = int(bits * 0.30103) - 2
+    with _precision_ladder() as ladder:
+        for digits in ladder:
             iv = mpmath.iv
             factor = iv.exp(to_interval(epsilon, digits))
             bound = to_interval(delta, digits)
@@ -260,8 +283,6 @@ def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_err
                 # Not violated beyond rounding, and (upper.b > delta) not proved beyond it either.
                 return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), _low(lower.a - bound.b), True)
         return PairCertificate(None, frozenset(violated), *_masses(p, q, violated), _low(lower.a - bound.b))
-    finally:
-        mpmath.iv.prec = old_precision
 
 
 def _certify_exact(p: Mapping[Any, Any], q: Mapping[Any, Any], epsilon: Any, delta: Any) -> PairCertificate:
@@ -276,11 +297,8 @@ def _certify_exact(p: Mapping[Any, Any], q: Mapping[Any, Any], epsilon: Any, del
     if _surely_nonnegative(epsilon):
         outcomes = [o for o in outcomes if not _surely_at_most(p[o], q.get(o, 0))]
     proved_zero: set[Hashable] = set()
-    old_precision = mpmath.iv.prec
-    try:
-        for bits in _PRECISIONS:
-            mpmath.iv.prec = bits
-            digits = int(bits * 0.30103) - 2
+    with _precision_ladder() as ladder:
+        for digits in ladder:
             factor = mpmath.iv.exp(to_interval(epsilon, digits))
             bound = to_interval(delta, digits)
             upper = mpmath.iv.mpf(0)
@@ -300,7 +318,7 @@ def _certify_exact(p: Mapping[Any, Any], q: Mapping[Any, Any], epsilon: Any, del
                 return PairCertificate(True, frozenset(positive), *_masses(p, q, positive), _low(lower.a - bound.b))
             if lower.a > bound.b:
                 return PairCertificate(False, frozenset(positive), *_masses(p, q, positive), _low(lower.a - bound.b))
-            if bits == _PRECISIONS[-1] or straddling:
+            if digits == _digits(_PRECISIONS[-1]) or straddling:
                 for o in straddling:
                     if o not in proved_zero and _is_exactly_zero(p[o], q.get(o, 0), epsilon):
                         proved_zero.add(o)
@@ -308,8 +326,6 @@ def _certify_exact(p: Mapping[Any, Any], q: Mapping[Any, Any], epsilon: Any, del
         if not undecided_terms and _sum_is_exactly_delta(p, q, positive, epsilon, delta):
             return PairCertificate(True, frozenset(positive), *_masses(p, q, positive), 0.0)
         return PairCertificate(None, frozenset(positive), *_masses(p, q, positive), _low(lower.a - bound.b))
-    finally:
-        mpmath.iv.prec = old_precision
 
 
 def _masses(p: Mapping, q: Mapping, outcomes: list) -> tuple[Any, Any]:
@@ -495,37 +511,33 @@ def exact_hockey_stick(p: Mapping, q: Mapping, epsilon: Any) -> Bounds | None:
 
     proved_zero: set = set()
     tried: set = set()
-    old_precision = mpmath.iv.prec
     try:
-        for bits in _PRECISIONS:
-            mpmath.iv.prec = bits
-            digits = int(bits * 0.30103) - 2
-            scale = mpmath.iv.exp(to_interval(epsilon, digits))
-            low, high = Fraction(0), Fraction(0)
-            straddling = []
-            for o in outcomes:
-                if o in proved_zero:
-                    continue
-                term = to_interval(p[o], digits) - scale * to_interval(q.get(o, 0), digits)
-                if term.b <= 0:
-                    continue
-                if term.a > 0:
-                    low += _fraction_of(term.a)
-                    high += _fraction_of(term.b)
-                else:
-                    straddling.append(o)
-            for o in straddling:
-                if o not in tried:
-                    tried.add(o)
-                    if _is_exactly_zero(p[o], q.get(o, 0), epsilon):
-                        proved_zero.add(o)
-            if all(o in proved_zero for o in straddling) and float(low) == float(high):
-                return low, high  # (0, 0) when no term is positive: the value is exactly 0
-        return None
+        with _precision_ladder() as ladder:
+            for digits in ladder:
+                scale = mpmath.iv.exp(to_interval(epsilon, digits))
+                low, high = Fraction(0), Fraction(0)
+                straddling = []
+                for o in outcomes:
+                    if o in proved_zero:
+                        continue
+                    term = to_interval(p[o], digits) - scale * to_interval(q.get(o, 0), digits)
+                    if term.b <= 0:
+                        continue
+                    if term.a > 0:
+                        low += _fraction_of(term.a)
+                        high += _fraction_of(term.b)
+                    else:
+                        straddling.append(o)
+                for o in straddling:
+                    if o not in tried:
+                        tried.add(o)
+                        if _is_exactly_zero(p[o], q.get(o, 0), epsilon):
+                            proved_zero.add(o)
+                if all(o in proved_zero for o in straddling) and float(low) == float(high):
+                    return low, high  # (0, 0) when no term is positive: the value is exactly 0
+            return None
     except (OverflowError, ValueError, ZeroDivisionError):
         return None
-    finally:
-        mpmath.iv.prec = old_precision
 
 
 def exact_log_ratio(p: Mapping, q: Mapping) -> Bounds | None:
@@ -545,25 +557,21 @@ def exact_log_ratio(p: Mapping, q: Mapping) -> Bounds | None:
             return Fraction(0), Fraction(0)
     import mpmath
 
-    old_precision = mpmath.iv.prec
     try:
-        for bits in _PRECISIONS:
-            mpmath.iv.prec = bits
-            digits = int(bits * 0.30103) - 2
-            if rational is not None:
-                enclosures = [mpmath.iv.log(mpmath.iv.mpf(rational.numerator) / mpmath.iv.mpf(rational.denominator))]
-            else:
-                enclosures = [mpmath.iv.log(to_interval(p[o], digits)) - mpmath.iv.log(to_interval(q[o], digits))
-                              for o in outcomes]
-            low = max(_fraction_of(e.a) for e in enclosures)
-            high = max(_fraction_of(e.b) for e in enclosures)
-            if float(low) == float(high):
-                return low, high
-        return None
+        with _precision_ladder() as ladder:
+            for digits in ladder:
+                if rational is not None:
+                    enclosures = [mpmath.iv.log(mpmath.iv.mpf(rational.numerator) / mpmath.iv.mpf(rational.denominator))]
+                else:
+                    enclosures = [mpmath.iv.log(to_interval(p[o], digits)) - mpmath.iv.log(to_interval(q[o], digits))
+                                  for o in outcomes]
+                low = max(_fraction_of(e.a) for e in enclosures)
+                high = max(_fraction_of(e.b) for e in enclosures)
+                if float(low) == float(high):
+                    return low, high
+            return None
     except (OverflowError, ValueError, ZeroDivisionError):
         return None
-    finally:
-        mpmath.iv.prec = old_precision
 
 
 def _is_zero_value(value: Any) -> bool:

@@ -165,3 +165,28 @@ def test_equal_intervals_do_not_prove_p_at_most_q():
     assert _surely_at_most(mpmath.iv.mpf([0.125, 0.25]), 0.25) and not _surely_at_most(0.25, mpmath.iv.mpf([0.125, 0.25]))
     point = mpmath.iv.mpf("0.5")
     assert _surely_at_most(point, point)  # a point interval is one value
+
+
+def test_the_precision_ladder_puts_the_callers_precision_back_however_it_ends():
+    import mpmath
+
+    from dpverify.verdict import _certify
+
+    old = mpmath.iv.prec
+    try:
+        mpmath.iv.prec = 77
+        seen = []
+        with _certify._precision_ladder() as ladder:
+            for digits in ladder:
+                seen.append((mpmath.iv.prec, digits))
+        # 128 bits * 0.30103 = 38.5 -> 38 - 2 = 36 digits; 256 -> 77 - 2 = 75; 512 -> 154 - 2; 1024 -> 308 - 2
+        assert seen == [(128, 36), (256, 75), (512, 152), (1024, 306)]
+        assert mpmath.iv.prec == 77  # the whole ladder climbed
+        with pytest.raises(ZeroDivisionError), _certify._precision_ladder() as ladder:
+            for _ in ladder:
+                raise ZeroDivisionError
+        assert mpmath.iv.prec == 77  # left by an exception
+        assert _certify.exact_log_ratio({0: Fraction(3, 4)}, {0: Fraction(1, 4)}) is not None
+        assert mpmath.iv.prec == 77  # left by an early return
+    finally:
+        mpmath.iv.prec = old
