@@ -49,6 +49,7 @@ Laplace noise ties have probability 0 and the comparison changes nothing.)
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -73,14 +74,84 @@ COMPARISON = {1: ">=", 2: ">=", 3: ">", 4: ">", 5: ">=", 6: ">="}
 PROVED_FACTOR = {1: Fraction(1), 2: Fraction(1), 3: None, 4: None, 5: None, 6: None}
 
 
-@lru_cache(maxsize=1 << 16)
-def _segment(threshold: Noise, query: Noise, T: Fraction, key: tuple) -> ExpSum:
-    """``int f_rho(r) prod P(a | r)^n dr`` for ``key = ((q, is_top, n), ...)``."""
-    integrand = threshold.density()
-    for q, is_top, n in key:
-        factor = (query.tail() if is_top else query.cdf()).shift(T - q)
-        integrand = integrand * factor.power(n)
-    return integrand.integral()
+class _Segments:
+    """The exact segment probabilities ``int f_rho(r) prod_i P(a_i | r) dr`` of one threshold noise,
+    query noise and threshold ``T``, memoised by the multiset of answers.
+
+    A segment's value depends only on the multiset of its ``(q_i, is_top)`` (a product does not depend
+    on the order of its factors), and the integrand of a multiset is its parent's (one answer fewer)
+    times one factor ``P(a | r)``: extending a run of answers by one costs one product and one integral,
+    not a product per answer (Issue 21: eight from-scratch products per input vector at k = 7; ``⊥^i⊤``
+    shares the integrand of ``⊥^i`` with ``⊥^(i+1)``). Keys are sorted tuples of ``(q, is_top)``, one per
+    answer (:func:`_item_key`); values are exact, identical to the from-scratch product (the factors
+    are exact and their product is canonical).
+    """
+
+    __slots__ = ("threshold", "query", "T", "_factors", "_integrands", "_values")
+
+    def __init__(self, threshold: Noise, query: Noise, T: Fraction) -> None:
+        self.threshold, self.query, self.T = threshold, query, T
+        self._factors: dict[tuple[Fraction | int, bool], PiecewiseExp] = {}
+        self._integrands: dict[tuple, PiecewiseExp] = {(): threshold.density()}
+        self._values: dict[tuple, ExpSum] = {}
+
+    def factor(self, q: Fraction | int, top: bool) -> PiecewiseExp:
+        """``P(⊤ | r) = P(nu >= T + r - q)`` or ``P(⊥ | r)`` as a function of ``r``."""
+        item = (q, top)
+        factor = self._factors.get(item)
+        if factor is None:
+            factor = (self.query.tail() if top else self.query.cdf()).shift(self.T - q)
+            self._factors[item] = factor
+        return factor
+
+    def extend(self, key: tuple, item: tuple[Fraction | int, bool]) -> tuple:
+        """The key of ``key`` plus one answer ``item``, its integrand memoised from ``key``'s."""
+        child = _insert(key, item)
+        if child not in self._integrands:
+            self._integrands[child] = self.integrand(key) * self.factor(*item)
+        return child
+
+    def integrand(self, key: tuple) -> PiecewiseExp:
+        """``f_rho(r) prod P(a | r)`` over the answers of ``key`` (built from the longest memoised parent)."""
+        integrand = self._integrands.get(key)
+        if integrand is None:
+            self.extend(key[:-1], key[-1])
+            integrand = self._integrands[key]
+        return integrand
+
+    def value(self, key: tuple) -> ExpSum:
+        """The segment's exact probability ``int f_rho(r) prod P(a | r) dr``."""
+        value = self._values.get(key)
+        if value is None:
+            value = self.integrand(key).integral()
+            self._values[key] = value
+        return value
+
+
+#: One :class:`_Segments` per (threshold noise, query noise, T), shared by every instance with those noises
+#: (the audit builds one mechanism per row; rows at the same eps share their segments).
+_TABLES: dict[tuple[Noise, Noise, Fraction], _Segments] = {}
+_MAX_TABLES = 64
+
+
+def _segments_for(threshold: Noise, query: Noise, T: Fraction) -> _Segments:
+    table = _TABLES.get((threshold, query, T))
+    if table is None:
+        if len(_TABLES) >= _MAX_TABLES:
+            _TABLES.clear()
+        table = _TABLES[(threshold, query, T)] = _Segments(threshold, query, T)
+    return table
+
+
+def _insert(key: tuple, item: tuple[Fraction | int, bool]) -> tuple:
+    """The sorted tuple ``key`` with ``item`` added (a multiset of answers)."""
+    at = bisect.bisect_right(key, item)
+    return key[:at] + (item,) + key[at:]
+
+
+def _item_key(answers: list[tuple[Fraction | int, bool]]) -> tuple:
+    """The multiset of ``(q, is_top)`` answers as a sorted tuple (a :class:`_Segments` key)."""
+    return tuple(sorted(answers))
 
 
 @lru_cache(maxsize=4096)
@@ -137,6 +208,8 @@ class SparseVector(NoiseProgram):
     _T: Fraction = field(init=False, repr=False, compare=False)
     # geometric noise: (rate g of the base a = e^-g, threshold and query multiples m, integer threshold t)
     _lattice: tuple[Fraction, int, int | None, int] = field(init=False, repr=False, compare=False)
+    # the threshold and query noises (built once: each is hashed on every cached lookup)
+    _noises: tuple[Laplace | Geometric, Noise] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -159,6 +232,7 @@ class SparseVector(NoiseProgram):
             raise InvalidArgument(f"epsilon must be positive, got epsilon={self.epsilon!r}.")
         object.__setattr__(self, "_eps", eps)
         object.__setattr__(self, "_T", as_fraction("T", self.T))
+        object.__setattr__(self, "_noises", (self._build_threshold_noise(), self._build_query_noise()))
         if not self.name:
             suffix = "_geometric" if self.noise == "geometric" else ""
             object.__setattr__(self, "name", f"svt{self.variant}{suffix}")
@@ -197,6 +271,14 @@ class SparseVector(NoiseProgram):
         return self.variant == 2
 
     def threshold_noise(self) -> Laplace | Geometric:
+        """The noise ``rho`` added to the threshold (module docstring's table)."""
+        return self._noises[0]
+
+    def query_noise(self) -> Noise:
+        """The noise ``nu_i`` added to each query answer (module docstring's table)."""
+        return self._noises[1]
+
+    def _build_threshold_noise(self) -> Laplace | Geometric:
         eps, c = self._eps, self.c
         kind = Geometric if self.noise == "geometric" else Laplace
         if self.variant == 2:
@@ -205,7 +287,7 @@ class SparseVector(NoiseProgram):
             return kind(4 / eps)
         return kind(2 / eps)
 
-    def query_noise(self) -> Noise:
+    def _build_query_noise(self) -> Noise:
         eps, c = self._eps, self.c
         if self.variant == 5:
             return NoNoise()
@@ -245,13 +327,18 @@ class SparseVector(NoiseProgram):
         answers = [(q[i], a == TOP) for i, a in enumerate(sequence)]
         if self.noise == "geometric":
             return self._geometric_probability(answers, len(q))
-        threshold, query, T = self.threshold_noise(), self.query_noise(), self._T
+        table = self._table()
         if not self.refresh:
-            return _segment(threshold, query, T, _key(answers))
+            return table.value(_item_key(answers))
         result = ExpSum.constant(1)
         for segment in self._segments(answers):
-            result = result * _segment(threshold, query, T, _key(segment))
+            result = result * table.value(_item_key(segment))
         return result
+
+    def _table(self) -> _Segments:
+        """The memoised segment probabilities of this instance's noises and threshold (module-level, so
+        that pickling an instance does not carry them)."""
+        return _segments_for(self._noises[0], self._noises[1], self._T)
 
     def _geometric_probability(self, answers: list, queries: int) -> RationalExp:
         """A sequence's probability with geometric noise: a product over its threshold draws of
@@ -282,7 +369,27 @@ class SparseVector(NoiseProgram):
         if self.noise == "geometric":
             return self._geometric_probabilities(check_integers(dataset))
         q = tuple(_answer(i, v) for i, v in enumerate(dataset))
-        return {s: self.sequence_probability(q, s) for s in self.sequences(len(q))}
+        if self.refresh:
+            return {s: self.sequence_probability(q, s) for s in self.sequences(len(q))}
+        return self._laplace_probabilities(q)
+
+    def _laplace_probabilities(self, q: tuple[Fraction | int, ...]) -> dict[str, ExpSum]:
+        """Every answer string's probability without refreshing (one threshold draw): the strings are
+        enumerated depth first, each prefix's integrand extended by one factor from its parent's
+        (:class:`_Segments`); the same value as :meth:`sequence_probability` on each string."""
+        table, k, cutoff = self._table(), len(q), self.cutoff
+        out: dict[str, ExpSum] = {}
+
+        def extend(prefix: str, key: tuple, tops: int) -> None:
+            i = len(prefix)
+            if i == k or (cutoff is not None and tops == cutoff):
+                out[prefix] = table.value(key)
+                return
+            extend(prefix + BOTTOM, table.extend(key, (q[i], False)), tops)
+            extend(prefix + TOP, table.extend(key, (q[i], True)), tops + 1)
+
+        extend("", (), 0)
+        return out
 
     def _geometric_probabilities(self, q: tuple[int, ...]) -> dict[str, RationalExp]:
         """Every answer string's probability with geometric noise. Without refreshing, a string's value
@@ -336,7 +443,7 @@ class SparseVector(NoiseProgram):
         q = tuple(as_fraction(f"q[{i}]", v) for i, v in enumerate(dataset))
         threshold, query, T = self.threshold_noise(), self.query_noise(), self._T
         k = len(q)
-        atoms = {BOTTOM * k: _segment(threshold, query, T, _key([(v, False) for v in q]))}
+        atoms = {BOTTOM * k: self._table().value(_item_key([(v, False) for v in q]))}
         densities = {}
         for i in range(k):
             accumulated = _below_then(threshold, query, T, tuple(sorted(q[:i])))

@@ -84,7 +84,7 @@ class ExpSum:
     __slots__ = ("terms", "_float")
 
     def __init__(self, terms: Mapping[Fraction, Fraction] | None = None) -> None:
-        self.terms: dict[Fraction, Fraction] = {e: a for e, a in (terms or {}).items() if a}
+        self.terms: dict[Fraction, Fraction] = _without_zeros(terms)
         self._float: float | None = None
 
     # -- construction ---------------------------------------------------------------------------
@@ -100,11 +100,18 @@ class ExpSum:
 
     @staticmethod
     def total(values: Iterable[ExpSum]) -> ExpSum:
-        terms: dict[Fraction, Fraction] = {}
+        """The exact sum: per exponent, the coefficients added as integers over their common
+        denominator (one Fraction per exponent instead of one Fraction addition, with its gcd, per
+        term; the same value)."""
+        groups: dict[Fraction, list[Fraction]] = {}
         for value in values:
             for e, a in value.terms.items():
-                terms[e] = terms.get(e, 0) + a
-        return ExpSum(terms)
+                group = groups.get(e)
+                if group is None:
+                    groups[e] = [a]
+                else:
+                    group.append(a)
+        return ExpSum({e: _exact_sum(group) for e, group in groups.items()})
 
     # -- arithmetic -----------------------------------------------------------------------------
 
@@ -169,7 +176,7 @@ class ExpSum:
             iv.prec = bits
             total = iv.mpf(0)
             for e, a in self.terms.items():
-                total += iv.mpf(a.numerator) / a.denominator * iv.exp(iv.mpf(e.numerator) / e.denominator)
+                total += iv.mpf(a.numerator) / a.denominator * _exp_iv(e, bits)
             return total
         finally:
             iv.prec = old
@@ -207,6 +214,30 @@ class ExpSum:
         )
 
 
+def _without_zeros(terms: Mapping[Any, Any] | None) -> dict:
+    """A copy of ``terms`` without its zero coefficients. ``dict(terms)`` reuses the stored hashes of
+    a dict's keys (a Fraction's hash costs a modular inverse), so only the zero keys are hashed again."""
+    if not terms:
+        return {}
+    copy = dict(terms)
+    zeros = [key for key, a in copy.items() if not a]
+    for key in zeros:
+        del copy[key]
+    return copy
+
+
+def _exact_sum(numbers: list[Fraction]) -> Fraction:
+    """``sum(numbers)`` exactly, as integers over the common denominator (one normalisation)."""
+    if len(numbers) == 1:
+        return numbers[0]
+    denominator = 1
+    for number in numbers:
+        d = number.denominator
+        if denominator % d:
+            denominator = denominator // math.gcd(denominator, d) * d
+    return Fraction(sum(number.numerator * (denominator // number.denominator) for number in numbers), denominator)
+
+
 def _lift(value: Any) -> ExpSum:
     if isinstance(value, ExpSum):
         return value
@@ -226,6 +257,24 @@ def _exp_mpf(e: Fraction, dps: int):
             _EXP_CACHE.clear()
         value = mpmath.exp(mpmath.mpf(e.numerator) / e.denominator)
         _EXP_CACHE[key] = value
+    return value
+
+
+_EXP_IV_CACHE: dict[tuple[Fraction, int], Any] = {}
+
+
+def _exp_iv(e: Fraction, bits: int):
+    """``iv.exp(e)`` at ``bits`` of precision (the caller has set ``iv.prec = bits``), memoised: the
+    same exponents recur in every probability of a mechanism, and the enclosure is the same object
+    the uncached call computes."""
+    key = (e, bits)
+    value = _EXP_IV_CACHE.get(key)
+    if value is None:
+        if len(_EXP_IV_CACHE) > 200_000:
+            _EXP_IV_CACHE.clear()
+        iv = mpmath.iv
+        value = iv.exp(iv.mpf(e.numerator) / e.denominator)
+        _EXP_IV_CACHE[key] = value
     return value
 
 
@@ -317,7 +366,7 @@ class PiecewiseExp:
         if len(pieces) != len(breaks) + 1:
             raise AssertionError("a piecewise function needs one piece more than breakpoints")
         self.breaks = list(breaks)
-        self.pieces = [{k: a for k, a in p.items() if a} for p in pieces]
+        self.pieces = [_without_zeros(p) for p in pieces]
 
     @classmethod
     def constant(cls, value: Any) -> PiecewiseExp:
