@@ -416,3 +416,66 @@ def test_geometric_svt6_violated_and_its_epsilon_grows_with_k():
     assert found == sorted(found) and found[-1] > float(EPS)
     result = verify_pairs(svt(6, epsilon=EPS, noise="geometric"), pairs=statdp_patterns(10), epsilon=EPS)
     assert result.verdict is Verdict.VIOLATED and result.epsilon == pytest.approx(3.149302814372283, rel=1e-13)
+
+
+# -- the memoised segment probabilities against the from-scratch product --------------------------
+
+
+def _from_scratch(mechanism: SparseVector, q, sequence) -> ExpSum:
+    """The probability of one answer string computed as before the memo (Issue 21): for each threshold
+    draw, ``int f_rho(r) prod_(q, a) P(a | r)^n dr`` with every factor of the segment multiplied from
+    the density up (answers grouped by (q, is_top), each group's factor raised to its count)."""
+    threshold, query, T = mechanism.threshold_noise(), mechanism.query_noise(), Fraction(mechanism.T)
+    answers = [(Fraction(q[i]), a == TOP) for i, a in enumerate(sequence)]
+    segments, start = [], 0
+    if not mechanism.refresh:
+        segments = [answers]
+    else:
+        for i, (_, top) in enumerate(answers):
+            if top or i == len(answers) - 1:
+                segments.append(answers[start : i + 1])
+                start = i + 1
+    result = ExpSum.constant(1)
+    for segment in segments:
+        counts: dict = {}
+        for item in segment:
+            counts[item] = counts.get(item, 0) + 1
+        integrand = threshold.density()
+        for (value, top), n in sorted(counts.items()):
+            integrand = integrand * (query.tail() if top else query.cdf()).shift(T - value).power(n)
+        result = result * integrand.integral()
+    return result
+
+
+@pytest.mark.parametrize("variant, c, T", [(1, 1, Fraction(1, 2)), (1, 2, Fraction(1, 2)), (2, 2, 1), (4, 1, 1),
+                                           (5, 1, 1), (6, 1, 1), (6, 1, Fraction(-3, 7))])
+@pytest.mark.parametrize("q", [(1, 0, 2, 2), (2, 2, 0, 1), (Fraction(1, 3), 1, 1)])
+def test_memoised_probabilities_equal_the_from_scratch_product(variant, c, T, q):
+    mechanism = svt(variant, epsilon=EPS, c=c, T=T)
+    probabilities = mechanism.probabilities(q)
+    assert set(probabilities) == set(mechanism.sequences(len(q)))
+    for sequence, p in probabilities.items():
+        reference = _from_scratch(mechanism, q, sequence)
+        assert p == reference, sequence  # exact: the same merged terms
+        assert p.to_float() == reference.to_float()
+    assert ExpSum.total(probabilities.values()) == 1
+
+
+def test_sequence_probability_alone_builds_its_integrand_from_any_memoised_parent():
+    # a string asked for by itself (no depth-first walk): its integrand is built up from the longest
+    # memoised parent; asked in an order that visits a long string before its prefixes
+    mechanism = svt(6, epsilon=Fraction(3, 5), T=Fraction(5, 4))  # a (noise, T) no other test uses
+    q = (2, 0, 1, 0, 2)
+    for sequence in [TOP * 5, BOTTOM + TOP * 4, TOP, BOTTOM * 2, TOP + BOTTOM * 4, BOTTOM * 5]:
+        assert mechanism.sequence_probability(q, sequence) == _from_scratch(mechanism, q, sequence), sequence
+
+
+def test_segments_are_shared_by_equal_noises_and_kept_apart_by_threshold():
+    # svt(1, T=1/2) and svt(4, T=1/2) have different noises; svt(1) at two thresholds the same noises
+    q = (1, 0)
+    one, other_T, other_variant = svt(1, epsilon=EPS), svt(1, epsilon=EPS, T=3), svt(4, epsilon=EPS, T=Fraction(1, 2))
+    for mechanism in (one, other_T, other_variant, one):
+        for sequence, p in mechanism.probabilities(q).items():
+            assert p == _from_scratch(mechanism, q, sequence)
+    # the threshold matters: P(⊤ first) falls as T rises (q_1 = 1)
+    assert one.probabilities(q)[TOP].to_float() > other_T.probabilities(q)[TOP].to_float()
