@@ -104,19 +104,19 @@ class _Segments:
             self._factors[item] = factor
         return factor
 
-    def extend(self, key: tuple, item: tuple[Fraction | int, bool]) -> tuple:
-        """The key of ``key`` plus one answer ``item``, its integrand memoised from ``key``'s."""
-        child = _insert(key, item)
-        if child not in self._integrands:
-            self._integrands[child] = self.integrand(key) * self.factor(*item)
-        return child
-
     def integrand(self, key: tuple) -> PiecewiseExp:
-        """``f_rho(r) prod P(a | r)`` over the answers of ``key`` (built from the longest memoised parent)."""
+        """``f_rho(r) prod P(a | r)`` over the answers of ``key``: a memoised parent (``key`` less one
+        answer) times one factor, or, when no parent is memoised, built up from ``key[:-1]``."""
         integrand = self._integrands.get(key)
-        if integrand is None:
-            self.extend(key[:-1], key[-1])
-            integrand = self._integrands[key]
+        if integrand is not None:
+            return integrand
+        parent, item = key[:-1], key[-1]
+        for at in range(len(key) - 1):
+            if key[at] != key[at + 1] and key[:at] + key[at + 1 :] in self._integrands:
+                parent, item = key[:at] + key[at + 1 :], key[at]
+                break
+        integrand = self.integrand(parent) * self.factor(*item)
+        self._integrands[key] = integrand
         return integrand
 
     def value(self, key: tuple) -> ExpSum:
@@ -375,8 +375,9 @@ class SparseVector(NoiseProgram):
 
     def _laplace_probabilities(self, q: tuple[Fraction | int, ...]) -> dict[str, ExpSum]:
         """Every answer string's probability without refreshing (one threshold draw): the strings are
-        enumerated depth first, each prefix's integrand extended by one factor from its parent's
-        (:class:`_Segments`); the same value as :meth:`sequence_probability` on each string."""
+        enumerated depth first with their answer multisets; a string whose multiset is new costs one
+        product (from a memoised parent) and one integral (:class:`_Segments`); the same value as
+        :meth:`sequence_probability` on each string."""
         table, k, cutoff = self._table(), len(q), self.cutoff
         out: dict[str, ExpSum] = {}
 
@@ -385,8 +386,8 @@ class SparseVector(NoiseProgram):
             if i == k or (cutoff is not None and tops == cutoff):
                 out[prefix] = table.value(key)
                 return
-            extend(prefix + BOTTOM, table.extend(key, (q[i], False)), tops)
-            extend(prefix + TOP, table.extend(key, (q[i], True)), tops + 1)
+            extend(prefix + BOTTOM, _insert(key, (q[i], False)), tops)
+            extend(prefix + TOP, _insert(key, (q[i], True)), tops + 1)
 
         extend("", (), 0)
         return out

@@ -221,6 +221,22 @@ class _Enclosure:
 #: Enclosures of ``f(x) exp(-r0 x)`` over boxes (also used by :mod:`dpverify.densities._region`).
 Enclosure = _Enclosure
 
+_ENCLOSURES: dict[tuple, _Enclosure] = {}
+_MAX_ENCLOSURES = 8192
+
+
+def _enclosure_of(terms: list) -> _Enclosure:
+    """``_Enclosure(terms)``, memoised by the terms' content: the same densities recur in many pairs
+    (and at every eps), and building one groups the terms and rounds each coefficient with a
+    certificate. An enclosure is never changed after it is built, so a shared one encloses the same."""
+    key = tuple(terms)
+    found = _ENCLOSURES.get(key)
+    if found is None:
+        if len(_ENCLOSURES) >= _MAX_ENCLOSURES:
+            _ENCLOSURES.clear()
+        found = _ENCLOSURES[key] = _Enclosure(terms)
+    return found
+
 
 def float_branch_and_bound(fp: list, fq: list, a: Fraction, b: Fraction, divided: dict, known: float):
     """Upper bound of p/q on [a, b] by vectorised interval bisection, and a certified lower bound
@@ -229,8 +245,8 @@ def float_branch_and_bound(fp: list, fq: list, a: Fraction, b: Fraction, divided
     Returns (upper bound, lower bound, the point where the lower bound holds)."""
     rates = [float(r) for r, _e, _d, _a in fq]
     rmin, rmax = min(rates), max(rates)
-    tp, tq = _Enclosure(fp), _Enclosure(fq)
-    ends = {end: (_Enclosure(n), _Enclosure(d)) for end, (n, d) in divided.items()}
+    tp, tq = _enclosure_of(fp), _enclosure_of(fq)
+    ends = {end: (_enclosure_of(n), _enclosure_of(d)) for end, (n, d) in divided.items()}
     # start from several boxes (fewer vectorised rounds); the outer ends are rounded outward
     cuts = np.linspace(float(a), float(b), _START_BOXES + 1)
     cuts[0], cuts[-1] = math.nextafter(float(a), -math.inf), math.nextafter(float(b), math.inf)

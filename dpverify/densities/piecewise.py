@@ -81,11 +81,12 @@ class ExpSum:
     Immutable; ``terms`` maps each exponent to its non-zero coefficient.
     """
 
-    __slots__ = ("terms", "_float")
+    __slots__ = ("terms", "_float", "_interval")
 
     def __init__(self, terms: Mapping[Fraction, Fraction] | None = None) -> None:
         self.terms: dict[Fraction, Fraction] = _without_zeros(terms)
         self._float: float | None = None
+        self._interval: tuple[int, Any] | None = None  # the last interval(bits) computed: (bits, enclosure)
 
     # -- construction ---------------------------------------------------------------------------
 
@@ -169,7 +170,15 @@ class ExpSum:
     # -- evaluation -----------------------------------------------------------------------------
 
     def interval(self, bits: int = 128):
-        """A rigorous mpmath interval containing the value (at ``bits`` of working precision)."""
+        """A rigorous mpmath interval containing the value (at ``bits`` of working precision); the last
+        one computed is kept (the same values are enclosed again for every pair they occur in)."""
+        if self._interval is not None and self._interval[0] == bits:
+            return self._interval[1]
+        value = self._enclose(bits)
+        self._interval = (bits, value)
+        return value
+
+    def _enclose(self, bits: int):
         iv = mpmath.iv
         old = iv.prec
         try:
