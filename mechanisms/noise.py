@@ -309,7 +309,9 @@ class NoiseProgram:
     def __call__(self, dataset: tuple):
         from dpverify.finite.distribution import Distribution
 
-        return Distribution({o: p.to_float() for o, p in self.exact_values(dataset).items()})
+        # each float is the certified rounding of a positive exact value (zeros are dropped in
+        # exact_values), so it is positive and finite: only the total is checked again
+        return Distribution._of_positive_floats({o: p.to_float() for o, p in self.exact_values(dataset).items()})
 
     def exact_distribution(self, dataset: tuple):
         from dpverify.finite.distribution import Distribution

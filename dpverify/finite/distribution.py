@@ -198,6 +198,21 @@ class Distribution(Mapping):
         return cls(result)
 
     @classmethod
+    def _of_positive_floats(cls, probabilities: dict[Hashable, float]) -> Distribution:
+        """A distribution of finite positive floats made where they were checked (the certified roundings
+        of a noise program's exact probabilities, on hashable outcomes): the general checks of
+        :meth:`__init__` (number kinds, sympy values, zeros, duplicate outcomes) are skipped; each value
+        is still checked to be a positive finite float (else :meth:`__init__` runs and names the bad
+        value) and the total as always. Internal; ``probabilities`` is kept, not copied."""
+        if not all(type(v) is float and 0.0 < v < math.inf for v in probabilities.values()):
+            return cls(probabilities)
+        _check_total(probabilities)
+        distribution = cls.__new__(cls)
+        distribution._probabilities = probabilities
+        distribution._hash = None
+        return distribution
+
+    @classmethod
     def from_weights(cls, weights: Mapping[Any, Any]) -> Distribution:
         """Normalise non-negative ``weights`` into a distribution (exact for exact weights)."""
         for outcome, value in weights.items():

@@ -159,3 +159,21 @@ def test_max_density_and_cdf_against_mpmath_quadrature():
         assert error < 1e-15
         assert float(value) == pytest.approx(cdf.value(F(3, 2)).to_float(), abs=1e-12)
         assert density.integral(None, F(3, 2)) == cdf.value(F(3, 2))
+
+
+def test_noise_program_distribution_is_built_without_revalidation_but_still_checked():
+    from dpverify.errors import InvalidArgument
+    from dpverify.finite.distribution import Distribution
+    from dpverify.mechanisms.noisy_max import ReportNoisyMax
+
+    mechanism = ReportNoisyMax(Fraction(7, 10), "laplace")
+    fast = mechanism((0, 1, 2))
+    reference = Distribution({o: p.to_float() for o, p in mechanism.exact_values((0, 1, 2)).items()})  # validated
+    assert dict(fast) == dict(reference) and fast == reference and hash(fast) == hash(reference)
+    assert fast.support == {0, 1, 2}
+    # the fast path still refuses what the full checks refuse, with their message
+    for bad, message in (({"a": 0.5, "b": -0.5, "c": 1.0}, "non-negative"), ({"a": 0.5, "b": 0.4}, "sum to 1"),
+                         ({"a": float("nan"), "b": 1.0}, "finite")):
+        with pytest.raises(InvalidArgument, match=message):
+            Distribution._of_positive_floats(bad)
+    assert dict(Distribution._of_positive_floats({"a": 0.25, "b": 0.75})) == {"a": 0.25, "b": 0.75}

@@ -479,3 +479,24 @@ def test_segments_are_shared_by_equal_noises_and_kept_apart_by_threshold():
             assert p == _from_scratch(mechanism, q, sequence)
     # the threshold matters: P(⊤ first) falls as T rises (q_1 = 1)
     assert one.probabilities(q)[TOP].to_float() > other_T.probabilities(q)[TOP].to_float()
+
+
+def test_segment_integrands_equal_the_product_whichever_parent_is_memoised():
+    from itertools import combinations
+
+    from dpverify.mechanisms.noise import Laplace
+    from dpverify.mechanisms.sparse_vector import _Segments
+
+    threshold, query, T = Laplace(Fraction(3)), Laplace(Fraction(5, 2)), Fraction(1)
+    items = [(0, False), (0, False), (1, True), (2, False), (2, True)]
+    memoised = _Segments(threshold, query, T)
+    memoised.integrand(((1, True), (2, False)))  # a parent that is not a sorted prefix of most keys
+    for size in range(len(items) + 1):
+        for chosen in combinations(items, size):
+            key = tuple(sorted(chosen))
+            reference = threshold.density()
+            for q, top in key:
+                reference = reference * (query.tail() if top else query.cdf()).shift(T - q)
+            got = memoised.integrand(key)
+            assert got.breaks == reference.breaks and got.pieces == reference.pieces, key
+            assert memoised.value(key) == reference.integral()

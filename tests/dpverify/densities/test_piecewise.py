@@ -70,3 +70,15 @@ def test_interval_with_memoised_exponentials_equals_the_direct_enclosure():
             # 3/8 e^(-0.35) - 1/9 e^(1.4) + 2/3 = 0.264258... - 0.450577... + 0.666667... = 0.4803469262...
             assert abs(float(enclosure.a) - 0.4803469262173315) < 1e-15  # the float64 evaluation's value
             assert enclosure.b - enclosure.a < mpmath.mpf(2) ** (10 - bits)
+
+
+def test_interval_memo_is_per_precision_and_per_value():
+    value = ExpSum({Fraction(1, 2): Fraction(1, 3)})
+    other = ExpSum({Fraction(1, 2): Fraction(2, 3)})
+    narrow, wide = value.interval(256), value.interval(64)
+    assert value.interval(64) is wide  # kept
+    assert value.interval(256) is not wide and value.interval(256).b - value.interval(256).a < narrow.b - narrow.a + 1
+    assert wide.b - wide.a > value.interval(256).b - value.interval(256).a  # 64 bits is wider than 256
+    # 2/3 e^(1/2) = 2 x (1/3 e^(1/2)): a different value is enclosed on its own
+    assert other.interval(128).a > value.interval(128).b
+    assert abs(float(other.interval(128).a) - 2 * float(value.interval(128).a)) < 1e-15
