@@ -7,6 +7,9 @@ a speed-up must not change a figure. Also times the benchmark-suite rows alone (
 exact probabilities were 34-47% of the audit).
 
 Run: ``PYTHONPATH=. python3 benchmarks/bench_audit.py [REF] [ROUNDS]`` (REF default ``HEAD~1``).
+``--rows`` times each benchmark-suite row instead (process CPU of the row in one audit process, best
+of ROUNDS per row, the trees interleaved round by round; every row's eps*, delta* and verdict asserted
+equal between the trees), and prints the rows and their totals.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from _against import compare
+from _against import ROOT, _run, checkout, commit_of, compare
 
 AUDIT = """
 from dpverify.integrations.audit import audit_cases, run_audit
@@ -36,7 +39,50 @@ def suite():
 report(suite)
 """
 
+ROWS = """
+import time
+from dpverify.integrations.audit import audit_cases
+def rows():
+    out = []
+    for case in audit_cases():
+        if not case.claim.startswith("BENCH"):
+            continue
+        started = time.process_time()
+        measurement = case.run()
+        out.append([f"{case.mechanism} {case.shown or case.parameters}", time.process_time() - started,
+                    [str(measurement.verdict), repr(measurement.epsilon_star), repr(measurement.delta_star)]])
+    return out
+report(rows)
+"""
+
+
+def compare_rows(ref: str, rounds: int) -> None:
+    """Per-row process CPU of the benchmark-suite rows, best of ``rounds``, on ``ref`` and here."""
+    with checkout(ref) as baseline:
+        print(f"baseline {ref} = {commit_of(baseline)}, current = {commit_of(ROOT)} (+ uncommitted changes); "
+              f"per-row process CPU, best of {rounds}, interleaved; load average {os.getloadavg()[0]:.2f} at start")
+        best: dict[str, dict[str, float]] = {"baseline": {}, "current": {}}
+        figures: dict[str, dict[str, list]] = {"baseline": {}, "current": {}}
+        for _ in range(rounds):
+            for label, tree in (("baseline", baseline), ("current", ROOT)):
+                for name, seconds, figure in _run(tree, ROWS)["check"]:
+                    best[label][name] = min(best[label].get(name, float("inf")), seconds)
+                    figures[label][name] = figure
+        print(f"{'row':<78} {'baseline':>9} {'current':>9} {'ratio':>7}")
+        for name, before in best["baseline"].items():
+            after = best["current"][name]
+            same = "" if figures["baseline"][name] == figures["current"][name] else "  FIGURES DIFFER"
+            print(f"{name[:78]:<78} {before:>9.3f} {after:>9.3f} {before / after:>6.2f}x{same}")
+        before, after = sum(best["baseline"].values()), sum(best["current"].values())
+        print(f"{'total (sum of the per-row bests)':<78} {before:>9.3f} {after:>9.3f} {before / after:>6.2f}x; "
+              f"load average {os.getloadavg()[0]:.2f} at the end")
+
+
 if __name__ == "__main__":
-    ref = sys.argv[1] if len(sys.argv) > 1 else "HEAD~1"
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    compare({"benchmark-suite rows": SUITE, "dpverify audit (all rows)": AUDIT}, ref, rounds)
+    arguments = [a for a in sys.argv[1:] if a != "--rows"]
+    ref = arguments[0] if arguments else "HEAD~1"
+    rounds = int(arguments[1]) if len(arguments) > 1 else 3
+    if "--rows" in sys.argv:
+        compare_rows(ref, rounds)
+    else:
+        compare({"benchmark-suite rows": SUITE, "dpverify audit (all rows)": AUDIT}, ref, rounds)
