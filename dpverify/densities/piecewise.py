@@ -95,6 +95,20 @@ class ExpSum:
         return cls({Fraction(0): as_fraction("value", value)})
 
     @classmethod
+    def _owned(cls, terms: dict[Fraction, Fraction]) -> ExpSum:
+        """An ExpSum of a dict just built by the caller, taken as it is (not copied): its zero
+        coefficients are deleted in place (the order of the rest is kept, as the copying constructor
+        keeps it)."""
+        zeros = [e for e, a in terms.items() if not a]
+        for e in zeros:
+            del terms[e]
+        value = cls.__new__(cls)
+        value.terms = terms
+        value._float = None
+        value._interval = None
+        return value
+
+    @classmethod
     def exp(cls, exponent: Any, coefficient: Any = 1) -> ExpSum:
         """``coefficient * exp(exponent)``."""
         return cls({as_fraction("exponent", exponent): as_fraction("coefficient", coefficient)})
@@ -112,7 +126,7 @@ class ExpSum:
                     groups[e] = [a]
                 else:
                     group.append(a)
-        return ExpSum({e: _exact_sum(group) for e, group in groups.items()})
+        return ExpSum._owned({e: _exact_sum(group) for e, group in groups.items()})
 
     # -- arithmetic -----------------------------------------------------------------------------
 
@@ -121,35 +135,40 @@ class ExpSum:
         terms = dict(self.terms)
         for e, a in other.terms.items():
             terms[e] = terms.get(e, 0) + a
-        return ExpSum(terms)
+        return ExpSum._owned(terms)
 
     __radd__ = __add__
 
     def __neg__(self) -> ExpSum:
-        return ExpSum({e: -a for e, a in self.terms.items()})
+        return ExpSum._owned({e: -a for e, a in self.terms.items()})
 
     def __sub__(self, other: Any) -> ExpSum:
-        return self + (-_lift(other))
+        # self + (-other) in one pass (x - a is x + (-a) exactly; the same keys in the same order)
+        other = _lift(other)
+        terms = dict(self.terms)
+        for e, a in other.terms.items():
+            terms[e] = terms.get(e, 0) - a
+        return ExpSum._owned(terms)
 
     def __rsub__(self, other: Any) -> ExpSum:
         return _lift(other) - self
 
     def __mul__(self, other: Any) -> ExpSum:
         if isinstance(other, (int, Fraction)):
-            return ExpSum({e: a * other for e, a in self.terms.items()})
+            return ExpSum._owned({e: a * other for e, a in self.terms.items()})
         other = _lift(other)
         terms: dict[Fraction, Fraction] = {}
         for e1, a1 in self.terms.items():
             for e2, a2 in other.terms.items():
                 e = e1 + e2
                 terms[e] = terms.get(e, 0) + a1 * a2
-        return ExpSum(terms)
+        return ExpSum._owned(terms)
 
     __rmul__ = __mul__
 
     def times_exp(self, exponent: Fraction) -> ExpSum:
         """``self * exp(exponent)`` (exact)."""
-        return ExpSum({e + exponent: a for e, a in self.terms.items()})
+        return ExpSum._owned({e + exponent: a for e, a in self.terms.items()})
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (int, Fraction)):
@@ -446,7 +465,7 @@ class PiecewiseExp:
                 continue
             for e, c in _integrate_terms(piece, a, b).items():
                 terms[e] = terms.get(e, 0) + c
-        return ExpSum(terms)
+        return ExpSum._owned(terms)
 
     def integral_float(self, low: Fraction | None = None, high: Fraction | None = None) -> tuple[float, float]:
         """``(v, err)``: ``int_low^high f`` in float64 arithmetic with ``|v - exact| <= err`` (no

@@ -82,3 +82,22 @@ def test_interval_memo_is_per_precision_and_per_value():
     # 2/3 e^(1/2) = 2 x (1/3 e^(1/2)): a different value is enclosed on its own
     assert other.interval(128).a > value.interval(128).b
     assert abs(float(other.interval(128).a) - 2 * float(value.interval(128).a)) < 1e-15
+
+
+def test_arithmetic_on_owned_dicts_equals_the_copying_constructor():
+    # each operation against the same operation spelt with the copying constructor (the old code):
+    # equal terms in the same order, zeros dropped, the operands unchanged
+    x = ExpSum({Fraction(1): Fraction(1, 2), Fraction(-1, 3): Fraction(2, 5), Fraction(0): Fraction(-1)})
+    y = ExpSum({Fraction(-1, 3): Fraction(2, 5), Fraction(2): Fraction(7, 9)})
+    before = (dict(x.terms), dict(y.terms))
+    naive_add = ExpSum({**x.terms, **{e: x.terms.get(e, 0) + a for e, a in y.terms.items()}})
+    naive_sub = ExpSum({**x.terms, **{e: x.terms.get(e, 0) - a for e, a in y.terms.items()}})
+    assert list((x + y).terms.items()) == list(naive_add.terms.items())
+    assert list((x - y).terms.items()) == list(naive_sub.terms.items())
+    # 2/5 e^(-1/3) - 2/5 e^(-1/3) = 0 is dropped: x - y = 1/2 e - 1 - 7/9 e^2
+    assert (x - y).terms == {Fraction(1): Fraction(1, 2), Fraction(0): Fraction(-1), Fraction(2): Fraction(-7, 9)}
+    assert (x - x).is_zero() and (x * 0).is_zero() and (-x).terms == {e: -a for e, a in x.terms.items()}
+    assert (x * y).terms == _naive_total([ExpSum({e1 + e2: a1 * a2}) for e1, a1 in x.terms.items()
+                                          for e2, a2 in y.terms.items()])
+    assert x.times_exp(Fraction(1, 2)).terms == {e + Fraction(1, 2): a for e, a in x.terms.items()}
+    assert (dict(x.terms), dict(y.terms)) == before
