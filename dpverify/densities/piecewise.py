@@ -189,11 +189,20 @@ class ExpSum:
     # -- evaluation -----------------------------------------------------------------------------
 
     def interval(self, bits: int = 128):
-        """A rigorous mpmath interval containing the value (at ``bits`` of working precision); the last
-        one computed is kept (the same values are enclosed again for every pair they occur in)."""
+        """A rigorous mpmath interval containing the value (at ``bits`` of working precision).
+
+        Memoised: the last one computed is kept on the object, and every one by content (the terms in
+        their order, which is the order they are summed in, and ``bits``): the same values are
+        enclosed again for every pair they occur in, often as new objects. A memoised enclosure is
+        the one the computation gives (it depends on nothing else)."""
         if self._interval is not None and self._interval[0] == bits:
             return self._interval[1]
-        value = self._enclose(bits)
+        key = (bits, tuple(self.terms.items()))
+        value = _INTERVALS.get(key)
+        if value is None:
+            if len(_INTERVALS) >= _MAX_INTERVALS:
+                _INTERVALS.clear()
+            value = _INTERVALS[key] = self._enclose(bits)
         self._interval = (bits, value)
         return value
 
@@ -226,9 +235,16 @@ class ExpSum:
         raise AssertionError(f"internal error: could not separate {self!r} from 0 at {_MAX_SIGN_BITS} bits")
 
     def to_float(self) -> float:
-        """The value rounded to float64, certified: within ``2**-52`` relative of the exact value."""
+        """The value rounded to float64, certified: within ``2**-52`` relative of the exact value
+        (memoised on the object and by content, as :meth:`interval`)."""
         if self._float is None:
-            self._float = _certified_float(self.terms)
+            key = tuple(self.terms.items())
+            value = _FLOATS.get(key)
+            if value is None:
+                if len(_FLOATS) >= _MAX_INTERVALS:
+                    _FLOATS.clear()
+                value = _FLOATS[key] = _certified_float(self.terms)
+            self._float = value
         return self._float
 
     def __float__(self) -> float:
@@ -289,6 +305,11 @@ def _exp_mpf(e: Fraction, dps: int):
 
 
 _EXP_IV_CACHE: dict[tuple[Fraction, int], Any] = {}
+#: ExpSum.interval's enclosures by (bits, the terms in order).
+_INTERVALS: dict[tuple[int, tuple[tuple[Fraction, Fraction], ...]], Any] = {}
+_MAX_INTERVALS = 20_000  # each entry keeps its terms: a bounded memo (cleared when full)
+#: ExpSum.to_float's certified floats by the terms in order (at most _MAX_INTERVALS).
+_FLOATS: dict[tuple[tuple[Fraction, Fraction], ...], float] = {}
 
 
 def _exp_iv(e: Fraction, bits: int):

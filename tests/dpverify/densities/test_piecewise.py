@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 from fractions import Fraction
 
@@ -101,3 +102,29 @@ def test_arithmetic_on_owned_dicts_equals_the_copying_constructor():
                                           for e2, a2 in y.terms.items()])
     assert x.times_exp(Fraction(1, 2)).terms == {e + Fraction(1, 2): a for e, a in x.terms.items()}
     assert (dict(x.terms), dict(y.terms)) == before
+
+
+def test_interval_memo_by_content_keeps_the_summation_order():
+    # equal values as new objects share the enclosure; the same terms in another order are enclosed
+    # on their own (summed in that order), and both contain the value
+    terms = [(Fraction(1, 3), Fraction(5, 7)), (Fraction(-2), Fraction(-1, 11)), (Fraction(0), Fraction(1, 2))]
+    piecewise._INTERVALS.clear()
+    first, again = ExpSum(dict(terms)), ExpSum(dict(terms))
+    reversed_order = ExpSum(dict(reversed(terms)))
+    assert first.interval(128) is again.interval(128)
+    assert reversed_order.interval(128) is not first.interval(128)
+    assert len(piecewise._INTERVALS) == 2
+    # 5/7 e^(1/3) - 1/11 e^(-2) + 1/2 = 0.996866... - 0.012303... + 0.5 = 1.484563...
+    value = 5 / 7 * math.exp(1 / 3) - math.exp(-2) / 11 + 0.5
+    for enclosure in (first.interval(128), reversed_order.interval(128)):
+        assert abs(float(enclosure.a) - value) < 1e-15 and enclosure.a <= enclosure.b
+
+
+def test_float_memo_by_content_equals_the_certified_float():
+    terms = {Fraction(1, 3): Fraction(5, 7), Fraction(-2): Fraction(-1, 11), Fraction(0): Fraction(1, 2)}
+    piecewise._FLOATS.clear()
+    direct = piecewise._certified_float(terms)
+    assert ExpSum(terms).to_float() == direct and ExpSum(terms).to_float() == direct  # cold, then memoised
+    assert len(piecewise._FLOATS) == 1
+    assert ExpSum({Fraction(0): Fraction(1, 3)}).to_float() == 1 / 3  # a different value is not the memo's
+    assert abs(direct - 1.4845628103516706) < 1e-15
