@@ -196,6 +196,46 @@ def test_exact_mode_agrees_with_float():
     assert all(abs(float(exact[h]) - result[h]) < 1e-14 for h in result)
 
 
+def _learners(**options):
+    even_odd = [(Fraction(1, 2), all_functions(2)), (Fraction(1, 2), thresholds(2))]
+    yield lambda: UserLevelLearner(thresholds(2), all_functions(2), m=2, epsilon=1, **options)
+    yield lambda: UserLevelLearner(thresholds(2), even_odd, m=2, epsilon=1, **options)
+    yield lambda: MutantUserLevelWithoutComposition(thresholds(2), all_functions(2), m=2, epsilon=1, **options)
+    if "reveal_estimate" not in options:
+        yield lambda: UserLevelLearner(thresholds(2), all_functions(2), m=2, epsilon=1, reveal_estimate=True, **options)
+
+
+def _memoised_against_fresh(make, step):
+    memoised = make()
+    blocks = user_blocks(labeled_records(2), 2)
+    datasets = [(b,) for b in blocks] + list(itertools.product(blocks, repeat=2))
+    for z in datasets[::step]:
+        assert dict(memoised(z)) == dict(make()(z))
+    assert 1 < len(memoised._outputs) < len(datasets[::step])  # shared: fewer outputs than datasets
+
+
+def test_memoised_outputs_equal_fresh_learners():
+    # One learner remembers outputs by (minima, n, counts at the reachable levels); a fresh learner
+    # (empty memo) per dataset is the computation without it. Every 16th dataset of n = 1 and 2
+    # users over the ordered blocks of X = {0, 1} (18 of 16 + 256): float outputs exactly equal.
+    # The slow twin: every dataset, four learners, two alphas.
+    _memoised_against_fresh(next(_learners(reveal_estimate=True)), step=16)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [*_learners(), *_learners(alpha=Fraction(1, 2))])
+def test_memoised_outputs_equal_fresh_learners_on_every_dataset(make):
+    _memoised_against_fresh(make, step=1)
+
+
+def test_memoised_exact_outputs_equal_fresh_learners():
+    # exact mode on Z2 and its transposition: sympy values, compared exactly
+    memoised = UserLevelLearner(thresholds(2), all_functions(2), m=2, epsilon=1)
+    assert memoised.exact_distribution(Z2) == UserLevelLearner(
+        thresholds(2), all_functions(2), m=2, epsilon=1).exact_distribution(Z2)
+    assert memoised.exact_distribution((U2, U1)) is memoised.exact_distribution(Z2)  # same minima, counts
+
+
 def test_order_inside_a_user_block_does_not_matter():
     # The mechanisms read each user's examples as a multiset: permuting inside blocks changes nothing
     # (what makes user_blocks(..., ordered=False) a valid shortcut for them).
