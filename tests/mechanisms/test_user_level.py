@@ -331,6 +331,32 @@ def test_private_threshold_two_points_composed():
         assert result[u] == pytest.approx(expected[u], rel=1e-13)
 
 
+@pytest.mark.parametrize(("make", "users"), [
+    (lambda: PrivateThreshold(2, m=2, epsilon=1, T=2), (1, 2)),  # 9 blocks: 9 + 81 datasets
+    (lambda: MutantThresholdScaleInverted(3, m=2, epsilon=1, T=1), (1, 2)),
+    pytest.param(lambda: PrivateThreshold(3, m=2, epsilon=1, T=2), (1, 2, 3), marks=pytest.mark.slow),
+    pytest.param(lambda: MutantThresholdWithoutComposition(2, m=2, epsilon=1, T=2), (1, 2, 3),
+                 marks=pytest.mark.slow),
+])
+def test_private_threshold_memoised_outputs_equal_fresh_instances(make, users):
+    # One instance remembers outputs by (n, error counts, prefix rows as a multiset) and its
+    # PrivateMedians by round and interval; a fresh instance per dataset (empty memos) is the
+    # computation without them. Every dataset of the given numbers of users: the same floats.
+    memoised = make()
+    blocks = user_blocks(threshold_records(memoised.N), 2)
+    datasets = [z for n in users for z in itertools.product(blocks, repeat=n)]
+    for z in datasets:
+        assert dict(memoised(z)) == dict(make()(z))
+    assert len(memoised._outputs) < len(datasets)  # transposed users share an output
+
+
+def test_private_threshold_memoised_exact_output_equals_a_fresh_instance():
+    memoised = PrivateThreshold(2, m=2, epsilon=1, T=2)
+    z = (((1, 0), (2, 1)), ((2, 1), (2, 1)))
+    assert memoised.exact_distribution(z) == PrivateThreshold(2, m=2, epsilon=1, T=2).exact_distribution(z)
+    assert memoised.exact_distribution(z[::-1]) is memoised.exact_distribution(z)
+
+
 def test_private_threshold_claim_and_mutants():
     blocks = user_blocks(threshold_records(3), 2)
     kwargs = dict(m=2, epsilon=1, T=1)
