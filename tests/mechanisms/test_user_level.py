@@ -129,6 +129,22 @@ def test_private_min_error_goes_left_on_consistent_data():
     assert sum(result.values()) == pytest.approx(1, abs=1e-14)
 
 
+def test_private_compare_memoised_answers_equal_fresh_instances():
+    # The answer depends on (k, n), k = n min_c err^t: one object per (k, n, mode); a fresh instance
+    # per dataset is the computation without the memo. Every dataset of 1 and 2 users (16 + 256),
+    # float; exact on Z2 and its transposition (one object).
+    def make():
+        return PrivateCompare(thresholds(2), m=2, epsilon=Fraction(1, 8), eta_tilde=Fraction(1, 2), alpha=1)
+
+    memoised = make()
+    blocks = user_blocks(labeled_records(2), 2)
+    for z in [(b,) for b in blocks] + list(itertools.product(blocks, repeat=2)):
+        assert dict(memoised(z)) == dict(make()(z))
+    assert len(memoised._outputs) <= 2 + 3  # k in 0..n for n = 1, 2
+    assert memoised.exact_distribution(Z2) == make().exact_distribution(Z2)
+    assert memoised.exact_distribution((U2, U1)) is memoised.exact_distribution(Z2)
+
+
 def test_private_compare_is_tightly_eps_prime_dp_and_its_mutant_is_caught():
     blocks = user_blocks(labeled_records(2), 2)
     compare = PrivateCompare(thresholds(2), m=2, epsilon=Fraction(1, 8), eta_tilde=Fraction(1, 4), alpha=Fraction(1, 6))
