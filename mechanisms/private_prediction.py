@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
@@ -104,17 +104,20 @@ class RealizablePredictor:
     query: int
     parts: int
     aggregation: str = "exponential"
+    # Memos, outside equality, hashing and repr. The checker calls the predictor on every dataset and
+    # every transposition of sampled ones (C6: 66,768 calls per row); a call was ~190 us of numpy per
+    # part and a validated Distribution per call.
+    _bounds: dict[int, tuple[tuple[int, int], ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)  # len(dataset) -> part boundaries
+    _part_votes: dict[tuple, int] = field(
+        default_factory=dict, init=False, repr=False, compare=False)  # part -> g_i(query)
+    _answers: dict[int, Distribution] = field(
+        default_factory=dict, init=False, repr=False, compare=False)  # votes for 1 -> the answer
 
     def __post_init__(self) -> None:
         check_choice("aggregation", self.aggregation, AGGREGATIONS)
         check_integer("parts", self.parts)
         check_number("parts", self.parts, at_least=1, fix="split the sample into at least one part")
-        # Memos (not fields: equality, hashing and repr stay the parameters'). The checker calls the
-        # predictor on every dataset and every transposition of sampled ones (C6: 66,768 calls per
-        # row); a call was ~190 us of numpy per part and a validated Distribution per call.
-        object.__setattr__(self, "_bounds", {})  # len(dataset) -> part boundaries
-        object.__setattr__(self, "_part_votes", {})  # part (tuple of records) -> g_i(query)
-        object.__setattr__(self, "_answers", {})  # votes for 1 -> the answer's Distribution
 
     @property
     def exchangeable(self) -> bool:
