@@ -48,6 +48,10 @@ from .user_data import (
 __all__ = ["PrivateMedian", "PrivateThreshold", "MutantThresholdWithoutComposition", "MutantThresholdScaleInverted"]
 
 
+#: Distinct (n, errors, prefix rows) outputs one PrivateThreshold remembers.
+_OUTPUT_MEMO = 1 << 16
+
+
 # -- PrivateMedian (Lemma 5.1) and PrivateThreshold (Alg. 1) ------------------------------------
 
 
@@ -170,6 +174,8 @@ class PrivateThreshold(TwoNumberModes):
         self.selector = selector
         self.noise_factor = _positive_fraction("noise_factor", noise_factor)
         self._labels = _threshold_labels(N)
+        self._medians: dict[tuple[int, int, int], PrivateMedian] = {}
+        self._outputs: dict[tuple, Distribution] = {}  # see _distribution
         self.__name__ = type(self).__name__
 
     def _round_epsilon(self) -> Any:
@@ -189,11 +195,32 @@ class PrivateThreshold(TwoNumberModes):
         counts = _mistakes(self._labels[1:], users)  # rows u = 0..N
         return tuple(int(v) for v in (counts > self.t).sum(axis=0))
 
+    def _median(self, k: int, l: int, r: int) -> PrivateMedian:
+        """Round ``k``'s PrivateMedian on ``[l, r]`` (data-independent: built once per instance)."""
+        median = self._medians.get((k, l, r))
+        if median is None:
+            median = self._medians[(k, l, r)] = PrivateMedian(
+                self.N, m=self.m, epsilon=self.epsilon_prime, l=l, r=r, alpha=self.theta ** (k - 1),
+                selector=self.selector)
+        return median
+
     def _distribution(self, z: Any, *, exact: bool) -> Distribution:
+        """The output given only what it depends on: ``n``, the error counts ``n err^t(f_u)`` and the
+        users' prefix counts as a multiset of rows (PrivateMedian counts users). Datasets alike in
+        these (the checker's transpositions of users) share one memoised Distribution."""
         users = check_user_dataset(z, self.m, range(1, self.N + 1))
-        n = len(users)
         errors = self._error_counts(users)
         prefix = _in_range_counts(users, self.N)
+        key = (len(users), exact, errors, tuple(sorted(map(tuple, prefix.tolist()))))
+        found = self._outputs.get(key)
+        if found is None:
+            found = self._search(len(users), errors, prefix, exact)
+            if len(self._outputs) < _OUTPUT_MEMO:
+                self._outputs[key] = found
+        return found
+
+    def _search(self, n: int, errors: tuple[int, ...], prefix: np.ndarray, exact: bool) -> Distribution:
+        """Alg. 1's rounds, every branch weighted by its probability."""
         scale = self.laplace_scale(n)
         one = sympy.Integer(1) if exact else 1.0
         memo: dict[tuple[int, int, int], dict[int, Any]] = {}
@@ -204,8 +231,7 @@ class PrivateThreshold(TwoNumberModes):
             key = (k, l, r)
             if key in memo:
                 return memo[key]
-            median = PrivateMedian(self.N, m=self.m, epsilon=self.epsilon_prime, l=l, r=r,
-                                   alpha=self.theta ** (k - 1), selector=self.selector)
+            median = self._median(k, l, r)
             result: dict[int, Any] = {}
 
             def add(u: int, p: Any) -> None:

@@ -153,15 +153,29 @@ def auxiliary(
     learner,
     *,
     representative="first",
+    memo: dict | None = None,
 ) -> Distribution:
     """Li–Wang–Ye 2025 Algorithm 3 (A_Auxiliary): ``T = U∘V``, ``T^h = A_Relabel(eps, T, W)``, ``hbar`` = the
     concept consistent with ``V^h`` chosen by ``representative`` (from V^h alone), output
-    ``A(T^h) ⊕ hbar`` as the tuple of its labels on X (pointwise XOR)."""
+    ``A(T^h) ⊕ hbar`` as the tuple of its labels on X (pointwise XOR).
+
+    ``memo``: a dict kept across calls with the same ``concept_class``, ``learner`` and
+    ``representative``, holding ``A(T^h) ⊕ hbar`` per ``(|U|, T^h)`` (C4's audit relabels 4,536
+    ``(U, V, W)`` into a few dozen distinct ``T^h``)."""
     T = tuple(U) + tuple(V)
     C = concept_class.matrix
     size_u = len(U)
 
     def after_relabel(relabeled: tuple) -> Distribution:
+        if memo is None:
+            return xor_output(relabeled)
+        key = (size_u, relabeled)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = xor_output(relabeled)
+        return found
+
+    def xor_output(relabeled: tuple) -> Distribution:
         V_h = relabeled[size_u:]
         labeling = {x: y for x, y in V_h}
         points = sorted(labeling)

@@ -50,6 +50,10 @@ from .exponential import exponential_mechanism
 
 __all__ = ["ASSPP", "MutantCoverWithPrivatePoints"]
 
+#: Distinct (candidates, private multiset) outputs one ASSPP remembers.
+_OUTPUT_MEMO = 1 << 16
+
+
 Selector = Callable[..., Distribution]
 
 
@@ -94,6 +98,7 @@ class ASSPP:
         self.representative = representative
         self.exact = exact
         self.selector = selector
+        self._outputs: dict[tuple, Distribution] = {}  # see _distribution
         self.__name__ = type(self).__name__
 
     def __repr__(self) -> str:
@@ -119,9 +124,21 @@ class ASSPP:
         return self._distribution(T_pub, S_priv, exact=True)
 
     def _distribution(self, T_pub: Iterable[int], S_priv: Dataset, *, exact: bool) -> Distribution:
+        """The selection over the candidates, memoised by what it depends on: the candidates and the
+        private sample as a multiset (its mistake counts and size). The checker's transpositions of
+        private records (C13: ~23,600 calls per row) share one Distribution."""
         T_pub = self._check_public(T_pub)
         S_priv = self._check_private(S_priv)
         pool = self.candidates(T_pub, S_priv)
+        key = (pool, tuple(sorted(S_priv)), exact)
+        found = self._outputs.get(key)
+        if found is None:
+            found = self._select(pool, S_priv, exact)
+            if len(self._outputs) < _OUTPUT_MEMO:
+                self._outputs[key] = found
+        return found
+
+    def _select(self, pool: tuple[int, ...], S_priv: Dataset, exact: bool) -> Distribution:
         mistakes = self.H.mistakes(S_priv)
         counts = tuple(int(mistakes[h]) for h in pool)
         if exact:

@@ -43,6 +43,9 @@ from .user_data import (
 
 __all__ = ["UserLevelLearner", "MutantUserLevelWithoutComposition"]
 
+#: Distinct (minima, n, counts) outputs one learner remembers.
+_OUTPUT_MEMO = 1 << 16
+
 
 # -- the user-level learner (Thm. 4.6) ----------------------------------------------------------
 
@@ -90,6 +93,7 @@ class UserLevelLearner(TwoNumberModes):
         self.selector = selector
         self._h_labels = [np.array(family, dtype=bool) for family in self.H.families]
         self._levels: dict[Fraction, int] = {}
+        self._outputs: dict[tuple, Distribution] = {}  # see _distribution
         self.__name__ = type(self).__name__
 
     def _split_epsilon(self) -> tuple[Any, Any]:
@@ -117,17 +121,35 @@ class UserLevelLearner(TwoNumberModes):
         return out
 
     def _distribution(self, z: Any, *, exact: bool) -> Distribution:
+        """The output given only what it depends on: ``n``, ``n min_c err^t_z(c)`` for every ``t``
+        (PrivateMinError's estimate) and the EM's counts at the levels those estimates select.
+        Datasets alike in these (the checker's transpositions of users, relabelled blocks) share
+        one memoised Distribution: C15 at n = 3 built 4,920 mixtures of 64 outcomes, most repeats."""
         users = check_user_dataset(z, self.m, range(self.C.domain_size))
         n = len(users)
-        estimates = self.min_error.from_minima(self.min_error.minima(users), n, exact=exact)
+        minima = self.min_error.minima(users)
+        estimates = self.min_error.from_minima(minima, n, exact=exact)
+        levels = sorted({self.level_for(eta_hat) for eta_hat in estimates})
+        counts = {t: self._counts(users, t) for t in levels}
+        key = (minima, n, exact, tuple(tuple(counts[t]) for t in levels))
+        found = self._outputs.get(key)
+        if found is None:
+            found = self._mixture(estimates, counts, n, exact)
+            if len(self._outputs) < _OUTPUT_MEMO:
+                self._outputs[key] = found
+        return found
+
+    def _mixture(self, estimates: Mapping[Fraction, Any], counts: Mapping[int, list[tuple[int, ...]]], n: int,
+                 exact: bool) -> Distribution:
+        """Mix the EM at each estimate's level ``t`` (counts per family at ``t``) by the estimates' probabilities."""
         by_level: dict[int, Distribution] = {}
         parts: list[tuple[Any, Mapping[Any, Any]]] = []
         for eta_hat, p in estimates.items():
             t = self.level_for(eta_hat)
             if t not in by_level:
                 selections = [
-                    (w, select_hypothesis(counts, family, n, self.em_epsilon, exact, self.selector))
-                    for w, family, counts in zip(self.H.weights, self.H.families, self._counts(users, t))
+                    (w, select_hypothesis(family_counts, family, n, self.em_epsilon, exact, self.selector))
+                    for w, family, family_counts in zip(self.H.weights, self.H.families, counts[t])
                     if w != 0
                 ]
                 by_level[t] = selections[0][1] if len(selections) == 1 else Distribution.mixture(selections)

@@ -201,4 +201,14 @@ def _comb_table(n: int, k: int) -> np.ndarray:
     # Each numerator is at most C(n, k) (Vandermonde), so exact in float64 while C(n, k) < 2**53.
     if math.comb(n, k) >= 2**53:
         raise ValueError(f"C(n={n}, k={k}) >= 2**53: too large for exact float64 binomials; lower n.")
-    return np.array([[math.comb(m, t) for t in range(n + 1)] for m in range(n + 1)], dtype=float)
+    return _binomials(n)
+
+
+@functools.lru_cache(maxsize=16)
+def _binomials(n: int) -> np.ndarray:
+    """``C(m, t)`` for ``m, t in 0..n`` as float64, read-only: built once per ``n`` (A_Agnostic's
+    table called :func:`hypergeometric_weights` 12,341 times at n = 40, each rebuilding these
+    1,681 binomials in Python: 80% of the C3 row's time)."""
+    values = np.array([[math.comb(m, t) for t in range(n + 1)] for m in range(n + 1)], dtype=float)
+    values.setflags(write=False)
+    return values

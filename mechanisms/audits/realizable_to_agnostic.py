@@ -242,12 +242,15 @@ def measure_auxiliary(
     def label(row: int) -> tuple:
         return u_table.records(row, universe)
 
+    memo: dict = {}  # A(T^h) ⊕ hbar per relabeled T, shared by every (U, V, W)
+
     def parts():
         for v_row in range(len(v_table)):
             V = v_table.records(v_row, universe)
             for w_row in range(len(w_table)):
                 W = w_table.records(w_row, universe)
-                outputs = [auxiliary(cc, epsilon, u_table.records(u, universe), V, W, inner) for u in range(len(u_table))]
+                outputs = [auxiliary(cc, epsilon, u_table.records(u, universe), V, W, inner, memo=memo)
+                           for u in range(len(u_table))]
                 keys = sorted({o for d in outputs for o in d})
                 matrix = np.array([[float(d.get(o, 0.0)) for o in keys] for d in outputs])
                 yield (V, W), decide_rows(matrix, u_left, u_right, epsilon=claimed_epsilon, delta=claimed_delta,

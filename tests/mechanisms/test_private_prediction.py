@@ -17,7 +17,13 @@ import sympy
 import dpverify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import intervals, labeled_records, thresholds
-from dpverify.mechanisms.private_prediction import AGGREGATIONS, PredictionLearner, RealizablePredictor, parts_for
+from dpverify.mechanisms.private_prediction import (
+    AGGREGATIONS,
+    PredictionLearner,
+    RealizablePredictor,
+    parts_for,
+    vote_answer,
+)
 
 E = math.e
 
@@ -151,6 +157,55 @@ def test_laplace_prediction_is_tight_at_epsilon():
     result = dpverify.verify(predictor, records=labeled_records(3), n=3, epsilon=1.0, exchangeable=True)
     assert result.epsilon == pytest.approx(1.0, rel=1e-12)
     assert result.holds is True
+
+
+# -- the memoised call against the computation it replaced -----------------------------------------
+
+
+def _naive_prediction(predictor, dataset):
+    """The predictor as first written (no memo): numpy.array_split bounds, a mistake count per part,
+    a fresh Distribution per call."""
+    cc = predictor.concept_class
+    bounds = np.cumsum([0] + [len(a) for a in np.array_split(np.arange(len(dataset)), predictor.parts)])
+    votes = sum(cc.label(int(np.argmin(cc.mistakes(dataset[lo:hi]))), predictor.query)
+                for lo, hi in zip(bounds[:-1], bounds[1:]))
+    p0, p1 = vote_answer(votes, predictor.parts, predictor.epsilon, predictor.aggregation)
+    return votes, {0: float(p0), 1: float(p1)}
+
+
+@pytest.mark.parametrize("aggregation", AGGREGATIONS)
+@pytest.mark.parametrize(("n", "parts"), [
+    (3, 3), (3, 2),  # 216 datasets: the default run (< 0.1 s each)
+    pytest.param(4, 2, marks=pytest.mark.slow), pytest.param(5, 3, marks=pytest.mark.slow),
+    pytest.param(5, 2, marks=pytest.mark.slow),  # 7,776 datasets: 3-5 s each
+])
+def test_memoised_call_equals_naive_on_every_dataset(aggregation, n, parts):
+    # every ordered dataset of n records over X = {0, 1, 2} (6^n), every query, on thresholds and
+    # intervals: unequal parts (3 into 2: 2, 1; 5 into 3: 2, 2, 1), ERM parts (no consistent concept)
+    records = labeled_records(3)
+    for cc in (thresholds(3), intervals(3)):
+        for query in range(3):
+            predictor = RealizablePredictor(cc, 1.0, query, parts, aggregation)
+            for dataset in itertools.product(records, repeat=n):
+                votes, expected = _naive_prediction(predictor, dataset)
+                assert predictor._votes(dataset) == votes
+                got = predictor(dataset)
+                assert dict(got) == {o: p for o, p in expected.items() if p != 0}  # same floats, exactly
+                assert predictor(dataset) is got  # one shared immutable Distribution per vote count
+
+
+def test_memoised_votes_hand_values():
+    # query 1 on thresholds(3), one record per part (module doc's table): votes of
+    # (0,0), (1,0), (2,1) = 1 + 0 + 1 = 2; the same records in other orders give the same count
+    predictor = RealizablePredictor(thresholds(3), 1.0, 1, 3)
+    for dataset in itertools.permutations(((0, 0), (1, 0), (2, 1))):
+        assert predictor._votes(dataset) == 2
+    # parts of two records, r = 2 over 4 records: part 1 = ((1,0),(1,1)) has no consistent
+    # threshold -> first ERM c0 (1 mistake, as c1; c2, c3 have 1 too) -> c0(1) = 1; part 2 =
+    # ((2,0),(0,0)) -> c3 -> 0: votes 1
+    predictor = RealizablePredictor(thresholds(3), 1.0, 1, 2)
+    assert predictor._votes(((1, 0), (1, 1), (2, 0), (0, 0))) == 1
+    assert predictor.part_vote(((2, 0), (0, 0))) == 0
 
 
 # -- argument checks ------------------------------------------------------------------------------

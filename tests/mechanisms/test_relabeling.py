@@ -308,6 +308,27 @@ def test_auxiliary_outputs_are_bit_tuples_summing_to_one(learner_name):
                 assert all(bit in (0, 1) for bit in outcome)
 
 
+@pytest.mark.parametrize(("learner_name", "step"), [
+    ("exponential", 6), ("consistent", 6),  # every 6th W: the default run (~0.3 s each)
+    *(pytest.param(name, 1, marks=pytest.mark.slow) for name in ("exponential", "leaky", "consistent")),
+])
+def test_auxiliary_with_a_memo_equals_without(learner_name, step):
+    # One memo shared by every (U, V, W) (as C4's audit shares it) against no memo: every U, V of
+    # one record and every step-th W of two over X = {0, 1, 2} (6 * 6 * 21 calls at step 1), then
+    # |U| = |V| = 2 (every 7th V) in the same memo (its keys carry |U|); the same floats, exactly.
+    cc = thresholds(3)
+    learner = _learners(cc)[learner_name]
+    records = labeled_records(3)
+    memo: dict = {}
+    for size_u in (1, 2):
+        for U in itertools.combinations_with_replacement(records, size_u):
+            for V in list(itertools.combinations_with_replacement(records, size_u))[:: 1 if size_u == 1 else 7]:
+                for W in list(itertools.combinations_with_replacement(records, 2))[::step]:
+                    got = auxiliary(cc, 1 / 3, U, V, W, learner, memo=memo)
+                    assert dict(got) == dict(auxiliary(cc, 1 / 3, U, V, W, learner))
+    assert 0 < len(memo) < 6 * 6 * 21 // step
+
+
 def test_distinct_rows_expand_back_on_both_paths():
     from dpverify.mechanisms.relabeling import _distinct_rows
 

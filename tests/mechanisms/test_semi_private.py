@@ -93,6 +93,26 @@ def test_exact_and_float_modes_agree_everywhere(name):
                 assert float(e[h]) == pytest.approx(f[h], rel=1e-13, abs=0)
 
 
+@pytest.mark.parametrize("make", [
+    lambda: ASSPP(thresholds(3), epsilon=1),
+    lambda: ASSPP(intervals(3), epsilon=0.5, representative="last"),
+    lambda: MutantCoverWithPrivatePoints(thresholds(3), epsilon=1),  # candidates depend on S_priv
+])
+def test_memoised_outputs_equal_fresh_instances(make):
+    # One instance remembers outputs by (candidates, private sample as a multiset); a fresh instance
+    # per call (empty memo) is the computation without it. Every public sample of 0-2 points and
+    # every ordered private sample of 1-2 records over X = {0, 1, 2}: the same floats, exactly.
+    memoised = make()
+    records = labeled_records(3)
+    publics = [p for k in range(3) for p in itertools.combinations_with_replacement(range(3), k)]
+    privates = [s for k in (1, 2) for s in itertools.product(records, repeat=k)]
+    for T_pub in publics:
+        for S_priv in privates:
+            assert dict(memoised(T_pub, S_priv)) == dict(make()(T_pub, S_priv))
+    assert len(memoised._outputs) < len(publics) * len(privates)  # reordered samples share outputs
+    assert memoised.exact_distribution((1,), records[:2]) == make().exact_distribution((1,), records[:2])
+
+
 def test_mutant_cover_adds_the_private_points():
     # T~ = {0} but the private point 1 joins it: H~ over {0, 1} = {0, 1, 2} for thresholds(2).
     mutant = MutantCoverWithPrivatePoints(thresholds(2), epsilon=1)

@@ -129,6 +129,22 @@ def test_private_min_error_goes_left_on_consistent_data():
     assert sum(result.values()) == pytest.approx(1, abs=1e-14)
 
 
+def test_private_compare_memoised_answers_equal_fresh_instances():
+    # The answer depends on (k, n), k = n min_c err^t: one object per (k, n, mode); a fresh instance
+    # per dataset is the computation without the memo. Every dataset of 1 and 2 users (16 + 256),
+    # float; exact on Z2 and its transposition (one object).
+    def make():
+        return PrivateCompare(thresholds(2), m=2, epsilon=Fraction(1, 8), eta_tilde=Fraction(1, 2), alpha=1)
+
+    memoised = make()
+    blocks = user_blocks(labeled_records(2), 2)
+    for z in [(b,) for b in blocks] + list(itertools.product(blocks, repeat=2)):
+        assert dict(memoised(z)) == dict(make()(z))
+    assert len(memoised._outputs) <= 2 + 3  # k in 0..n for n = 1, 2
+    assert memoised.exact_distribution(Z2) == make().exact_distribution(Z2)
+    assert memoised.exact_distribution((U2, U1)) is memoised.exact_distribution(Z2)
+
+
 def test_private_compare_is_tightly_eps_prime_dp_and_its_mutant_is_caught():
     blocks = user_blocks(labeled_records(2), 2)
     compare = PrivateCompare(thresholds(2), m=2, epsilon=Fraction(1, 8), eta_tilde=Fraction(1, 4), alpha=Fraction(1, 6))
@@ -194,6 +210,46 @@ def test_exact_mode_agrees_with_float():
     exact = learner.exact_distribution(Z2)
     result = learner(Z2)
     assert all(abs(float(exact[h]) - result[h]) < 1e-14 for h in result)
+
+
+def _learners(**options):
+    even_odd = [(Fraction(1, 2), all_functions(2)), (Fraction(1, 2), thresholds(2))]
+    yield lambda: UserLevelLearner(thresholds(2), all_functions(2), m=2, epsilon=1, **options)
+    yield lambda: UserLevelLearner(thresholds(2), even_odd, m=2, epsilon=1, **options)
+    yield lambda: MutantUserLevelWithoutComposition(thresholds(2), all_functions(2), m=2, epsilon=1, **options)
+    if "reveal_estimate" not in options:
+        yield lambda: UserLevelLearner(thresholds(2), all_functions(2), m=2, epsilon=1, reveal_estimate=True, **options)
+
+
+def _memoised_against_fresh(make, step):
+    memoised = make()
+    blocks = user_blocks(labeled_records(2), 2)
+    datasets = [(b,) for b in blocks] + list(itertools.product(blocks, repeat=2))
+    for z in datasets[::step]:
+        assert dict(memoised(z)) == dict(make()(z))
+    assert 1 < len(memoised._outputs) < len(datasets[::step])  # shared: fewer outputs than datasets
+
+
+def test_memoised_outputs_equal_fresh_learners():
+    # One learner remembers outputs by (minima, n, counts at the reachable levels); a fresh learner
+    # (empty memo) per dataset is the computation without it. Every 16th dataset of n = 1 and 2
+    # users over the ordered blocks of X = {0, 1} (18 of 16 + 256): float outputs exactly equal.
+    # The slow twin: every dataset, four learners, two alphas.
+    _memoised_against_fresh(next(_learners(reveal_estimate=True)), step=16)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("make", [*_learners(), *_learners(alpha=Fraction(1, 2))])
+def test_memoised_outputs_equal_fresh_learners_on_every_dataset(make):
+    _memoised_against_fresh(make, step=1)
+
+
+def test_memoised_exact_outputs_equal_fresh_learners():
+    # exact mode on Z2 and its transposition: sympy values, compared exactly
+    memoised = UserLevelLearner(thresholds(2), all_functions(2), m=2, epsilon=1)
+    assert memoised.exact_distribution(Z2) == UserLevelLearner(
+        thresholds(2), all_functions(2), m=2, epsilon=1).exact_distribution(Z2)
+    assert memoised.exact_distribution((U2, U1)) is memoised.exact_distribution(Z2)  # same minima, counts
 
 
 def test_order_inside_a_user_block_does_not_matter():
@@ -289,6 +345,32 @@ def test_private_threshold_two_points_composed():
     result = threshold(z)
     for u in expected:
         assert result[u] == pytest.approx(expected[u], rel=1e-13)
+
+
+@pytest.mark.parametrize(("make", "users"), [
+    (lambda: PrivateThreshold(2, m=2, epsilon=1, T=2), (1, 2)),  # 9 blocks: 9 + 81 datasets
+    (lambda: MutantThresholdScaleInverted(3, m=2, epsilon=1, T=1), (1, 2)),
+    pytest.param(lambda: PrivateThreshold(3, m=2, epsilon=1, T=2), (1, 2, 3), marks=pytest.mark.slow),
+    pytest.param(lambda: MutantThresholdWithoutComposition(2, m=2, epsilon=1, T=2), (1, 2, 3),
+                 marks=pytest.mark.slow),
+])
+def test_private_threshold_memoised_outputs_equal_fresh_instances(make, users):
+    # One instance remembers outputs by (n, error counts, prefix rows as a multiset) and its
+    # PrivateMedians by round and interval; a fresh instance per dataset (empty memos) is the
+    # computation without them. Every dataset of the given numbers of users: the same floats.
+    memoised = make()
+    blocks = user_blocks(threshold_records(memoised.N), 2)
+    datasets = [z for n in users for z in itertools.product(blocks, repeat=n)]
+    for z in datasets:
+        assert dict(memoised(z)) == dict(make()(z))
+    assert len(memoised._outputs) < len(datasets)  # transposed users share an output
+
+
+def test_private_threshold_memoised_exact_output_equals_a_fresh_instance():
+    memoised = PrivateThreshold(2, m=2, epsilon=1, T=2)
+    z = (((1, 0), (2, 1)), ((2, 1), (2, 1)))
+    assert memoised.exact_distribution(z) == PrivateThreshold(2, m=2, epsilon=1, T=2).exact_distribution(z)
+    assert memoised.exact_distribution(z[::-1]) is memoised.exact_distribution(z)
 
 
 def test_private_threshold_claim_and_mutants():

@@ -77,6 +77,22 @@ def test_sympy_sum_off_by_1e_minus_40_is_rejected():
         Distribution({0: LOW, 1: HIGH + sympy.Rational(1, 10**40)})
 
 
+@pytest.mark.parametrize("off", [sympy.Rational(1, 10**49), sympy.Rational(1, 10**55), sympy.Integer(0)])
+def test_sympy_total_read_at_60_digits_decides_as_total_minus_one(off):
+    # The total is evaluated to 60 digits and compared with 1 (it was total - 1 to 60 digits, which
+    # for an exact 1 chased a significant digit to evalf's limit). Reference: the old reading.
+    # 1 + 1e-49 is over the 1e-50 tolerance, 1 + 1e-55 within it, LOW + HIGH exactly 1.
+    values = {0: LOW * E / E, 1: HIGH + off}  # LOW * E / E: sympy keeps a product of exps
+    total = sum(values.values(), sympy.Integer(0))
+    accepted_before = abs(sympy.N(total - 1, 60)) <= sympy.Rational(1, 10**50)
+    assert accepted_before == (off < sympy.Rational(1, 10**50))
+    if accepted_before:
+        assert Distribution(values)[1] == HIGH + off
+    else:
+        with pytest.raises(InvalidArgument, match="sum to exactly 1"):
+            Distribution(values)
+
+
 def test_float_tolerance_is_1e_minus_9_and_values_are_kept():
     assert FLOAT_SUM_TOLERANCE == 1e-9
     # Total 1 + 5e-10 is within the tolerance: accepted, and the values are not renormalised.

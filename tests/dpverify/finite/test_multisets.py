@@ -181,6 +181,21 @@ def test_hypergeometric_weights_sum_to_one_and_match_index_set_counts(z, n, k):
             assert weights[row, col] == counts.get(tuple(t), 0) / total
 
 
+def test_binomial_table_is_built_once_per_n_read_only_and_exact():
+    # The C(m, t) table is cached per n (it was rebuilt in Python at every call): one shared,
+    # read-only array, whatever k asked for it; every weight still equals the exact quotient
+    # prod_z C(m_z, t_z) / C(n, k) of math.comb integers (reference), here at n = 40 (C3's size).
+    from dpverify.finite.multisets import _comb_table
+
+    assert _comb_table(40, 3) is _comb_table(40, 20)
+    assert not _comb_table(40, 3).flags.writeable
+    rows = np.array([[20, 20, 0], [13, 13, 14], [40, 0, 0], [1, 0, 39]])
+    for t in ([1, 1, 1], [2, 0, 1], [0, 0, 3], [20, 0, 0], [5, 5, 10]):
+        k = sum(t)
+        expected = [math.prod(math.comb(m, j) for m, j in zip(row, t)) / math.comb(40, k) for row in rows.tolist()]
+        assert hypergeometric_weights(rows, np.array(t)).tolist() == expected  # every bit
+
+
 def test_hypergeometric_weights_past_2_53_match_exact_fractions():
     # C(60, 30) = 118264581564861424 >= 2**53: the binomials no longer fit float64 exactly, so the
     # weights come from log-gamma sums. Compare with exact rationals:
