@@ -148,6 +148,10 @@ def _died(error: BaseException, runner: Any, started: Any, finished: set[int], c
     """The failure of a worker that died, naming the row it was running."""
     running = [i for i in range(len(cases)) if started is not None and started[i] and i not in finished]
     codes = runner.exit_codes()
+    deadline = time.monotonic() + 5  # the pool's own thread is terminating and reaping the others
+    while any(code is None for code in codes.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        codes = runner.exit_codes()
     dead = [i for i in running if codes.get(int(started[i])) not in (None, -signal.SIGTERM)]
     named = dead or running
     rows = " or ".join(f"{cases[i].claim}/{cases[i].mechanism} ({cases[i].instance})" for i in named)
