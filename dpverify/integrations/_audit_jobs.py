@@ -214,9 +214,9 @@ def run_rows(
             if done.error is not None and (first_failed is None or done.index < first_failed):
                 first_failed = done.index  # serially the audit stops here: later rows are not started
                 pending.cancel([p for p, (i, _) in enumerate(tasks) if i > done.index and i not in outcomes])
-            if on_done is not None:
-                running = [i for i in order if i not in outcomes and (started is None or started[i])]
-                on_done(done, running if started is not None else running[:runner.workers])
+            if on_done is not None:  # workers take rows in queue order: the first ones not done run
+                waiting = [i for i in order if i not in outcomes and (first_failed is None or i < first_failed)]
+                on_done(done, waiting[:runner.workers])
         if first_failed is not None:
             failure = outcomes[first_failed].error
             assert failure is not None
