@@ -111,10 +111,44 @@ def _run_row(task: tuple[int, Any], shared: Shared) -> RowDone:
     try:
         with serial_within():
             measurement = case.run()
-        pickle.dumps(measurement)  # fails here, as this row's error, rather than in the pool's pipe
     except Exception as caught:  # a row's error travels back and is raised there
         measurement, error = None, _Carried.of(caught)
-    return RowDone(index, measurement, time.perf_counter() - wall, time.process_time() - cpu, error)
+    seconds, cpu_seconds = time.perf_counter() - wall, time.process_time() - cpu
+    if measurement is not None:
+        _send_intervals()
+        try:
+            pickle.dumps(measurement)  # fails here, naming the row, rather than in the pool's pipe
+        except Exception as caught:  # noqa: BLE001 - whatever pickle raises
+            measurement, error = None, _Carried.of(EnvironmentFailure(
+                f"audit row {case.claim}/{case.mechanism} ({case.instance}): its measurement cannot be sent back "
+                f"from the worker process ({type(caught).__name__}: {caught}); run it with --jobs 1 (jobs=1)."))
+    return RowDone(index, measurement, seconds, cpu_seconds, error)
+
+
+def _interval(parts: tuple, is_complex: bool) -> Any:
+    """An mpmath interval number from its endpoints, in ``mpmath.iv`` (unpickling)."""
+    import mpmath
+
+    return mpmath.iv.make_mpc(parts) if is_complex else mpmath.iv.make_mpf(parts)
+
+
+def _reduce_interval(value: Any) -> tuple:
+    if type(value).__name__ == "ivmpc":  # an ivmpf has an _mpci_ too (its value as a complex)
+        return _interval, (value._mpci_, True)
+    return _interval, (value._mpi_, False)
+
+
+def _send_intervals() -> None:
+    """Let mpmath's interval numbers travel (certified enclosures in witnesses): ``mpmath.iv`` makes
+    its number classes per context, which :mod:`pickle` cannot find by name; they go as their exact
+    endpoints and come back as the same numbers of ``mpmath.iv``."""
+    import copyreg
+
+    import mpmath
+
+    for value in (mpmath.iv.mpf(0), mpmath.iv.mpc(0)):
+        if type(value) not in copyreg.dispatch_table:
+            copyreg.pickle(type(value), _reduce_interval)
 
 
 def _runner_for(executor: Any, jobs: int) -> Any:

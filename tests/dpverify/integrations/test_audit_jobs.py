@@ -73,6 +73,28 @@ def _case(name: str, run, **options) -> AuditCase:
                      **options)
 
 
+def _enclosed() -> Measurement:
+    """A row whose figures include certified enclosures (mpmath intervals, as geometric-noise witnesses have)."""
+    import mpmath
+
+    return Measurement(0.5, 0.0, 1.0, 0.0, None, details={"P": mpmath.iv.mpf(["0.1", "0.2"]), "Q": mpmath.iv.mpc(1, 2)})
+
+
+def _unsendable() -> Measurement:
+    return Measurement(0.5, 0.0, 1.0, 0.0, None, details={"how": lambda: 0})
+
+
+def test_interval_figures_come_back_as_the_same_numbers_and_an_unsendable_row_is_named():
+    import mpmath
+
+    (row,) = run_audit([_case("enclosed", _enclosed), _case("a", _holds)], jobs=2)[:1]
+    P, Q = row.measurement.details["P"], row.measurement.details["Q"]
+    assert type(P) is type(mpmath.iv.mpf(0)) and P._mpi_ == mpmath.iv.mpf(["0.1", "0.2"])._mpi_
+    assert type(Q) is type(mpmath.iv.mpc(0)) and Q._mpci_ == mpmath.iv.mpc(1, 2)._mpci_
+    with pytest.raises(EnvironmentFailure, match=r"audit row T/unsendable \(n=10\): its measurement cannot be sent back"):
+        run_audit([_case("unsendable", _unsendable), _case("a", _holds)], jobs=2)
+
+
 def test_longest_first_puts_unknown_rows_first_then_by_decreasing_seconds():
     cases = [_case(name, _holds) for name in ("a", "bb", "ccc", "dddd", "eeeee")]
     costs = {cases[0].key: 1.0, cases[1].key: 15.0, cases[3].key: 2.5, cases[4].key: 15.0}
