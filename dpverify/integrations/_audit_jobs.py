@@ -232,6 +232,15 @@ def run_rows(
 
             started = runner.output_array((len(cases),), np.int64)
         shared = Shared(arrays={} if started is None else {"started": started})
+        if runner.kind == "processes" and not forked:  # spawned workers need each row pickled
+            try:
+                pickle.dumps(list(cases))
+            except Exception as error:  # noqa: BLE001 - whatever pickle raises
+                raise InvalidArgument(
+                    f"jobs={jobs}: this platform starts worker processes without fork, so each audit row is "
+                    f"pickled, and these rows cannot be ({type(error).__name__}: {error}); use jobs=1 "
+                    "(--jobs 1) or executor='dask' (--executor dask), which ships closures."
+                ) from None
         tasks = [(index, None if forked else cases[index]) for index in order]
         _CASES = cases
         pending = runner.submit(_run_row, tasks, shared)
