@@ -34,7 +34,9 @@ __all__ = [
     "SweepSeries",
     "Measurement",
     "AuditRow",
+    "AuditTiming",
     "run_audit",
+    "longest_first",
     "format_table",
     "load_audits",
     "audit_cases",
@@ -194,6 +196,11 @@ class AuditCase:
         return self.expect is Expect.MEASURED
 
     @property
+    def key(self) -> str:
+        """The row as messages and cost hints name it: ``"C6/realizable_prediction (n=4, ...)"``."""
+        return f"{self.claim}/{self.mechanism} ({self.instance})"
+
+    @property
     def instance(self) -> str:
         """The instance as tables show it: ``shown``, else ``key=value`` pairs (floats to 4 digits)."""
         if self.shown is not None:
@@ -209,6 +216,27 @@ _SHOWN = {
     Verdict.VIOLATED: "VIOLATED",
     Verdict.UNDECIDED: "UNDECIDED",
 }
+
+
+@dataclass(frozen=True)
+class AuditTiming:
+    """How an audit ran, for the reports' headers: how many rows ran at once (``jobs``) and the run's
+    wall time; the rows' own seconds (summed: the row time) are in the rows.
+
+    Attributes:
+        jobs: rows run at once (``dpverify audit --jobs``).
+        wall_seconds: from the first row's start to the last row's end, workers' start included.
+    """
+
+    jobs: int
+    wall_seconds: float
+
+    def describe(self, rows: Sequence[AuditRow]) -> str:
+        """``"167 rows in 70.2 s with 2 jobs (133.7 s of row time)"``."""
+        noun = "row" if len(rows) == 1 else "rows"
+        jobs = "1 job" if self.jobs == 1 else f"{self.jobs} jobs"
+        return (f"{len(rows)} {noun} in {self.wall_seconds:.1f} s with {jobs} "
+                f"({sum(r.seconds for r in rows):.1f} s of row time)")
 
 
 @dataclass(frozen=True)
@@ -299,42 +327,96 @@ def run_audit(
     *,
     progress: bool | Callable[[str], None] | None = None,
     executor: Any = None,
+    jobs: int = 1,
+    costs: Mapping[str, float] | None = None,
 ) -> list[AuditRow]:
-    """Run every case in order, timing each.
+    """Run every case, timing each; the rows in the order of ``cases``.
 
     Args:
         cases: the audit cases.
         progress: a callable receiving one line per row, or True for a progress bar on stderr (rows
-            done, the current row, an ETA; shown once the audit has run for two seconds) when stderr
-            is a terminal, a line per row there otherwise.
-        executor: where every row's work runs (:mod:`dpverify.parallel.executors`: ``"processes"``,
-            ``"dask"``, a Dask client...), one pool or cluster for the whole audit; the figures are
-            those of the serial run.
+            done, the row(s) running, an ETA; shown once the audit has run for two seconds) when
+            stderr is a terminal, a line per row there otherwise. With ``jobs > 1`` a line is
+            written as each row ends (rows end out of order) and names the rows still running.
+        executor: with ``jobs=1``, where every row's work runs (:mod:`dpverify.parallel.executors`:
+            ``"processes"``, ``"dask"``, a Dask client...), one pool or cluster for the whole audit.
+            With ``jobs > 1``, where the rows run: None (a pool of ``jobs`` processes), ``"dask"``
+            (a LocalCluster of ``jobs`` workers) or a Dask client (its workers); ``"processes"``
+            or an Executor is refused (a pool inside each of the ``jobs`` workers).
+        jobs: how many rows run at once, each whole and serially in a worker process of its own
+            (1: one after another in this process). Every figure, witness and verdict is that of
+            the serial run; a row that raises raises here as serially (the first in case order).
+        costs: seconds per row (by :attr:`AuditCase.key`, e.g. the previous report's,
+            :func:`dpverify.integrations.report.previous_seconds`): with ``jobs > 1`` rows start
+            longest first, rows of unknown cost before them, in case order.
     """
-    from dpverify.parallel.executors import use_executor
+    cases = list(cases)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a whole number >= 1 (rows run at once), got jobs={jobs!r}.")
     from dpverify.parallel.progress import terminal_bar
 
-    rows = []
-    cases = list(cases)
     bar = terminal_bar("audit", len(cases), "rows") if progress is True else None
     if progress is True and bar is None:
         progress = stderr_progress  # stderr is not a terminal: a line per row
     try:
-        with use_executor(executor):
-            for index, case in enumerate(cases, 1):
-                if bar is not None:
-                    bar.update(index - 1, label=f"{case.claim} {case.mechanism}")
-                elif callable(progress):
-                    progress(f"[{index}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance})")
-                started = time.perf_counter()
-                measurement = case.run()
-                rows.append(AuditRow(case, measurement, time.perf_counter() - started))
-            if bar is not None:
-                bar.update(len(cases))
+        if min(jobs, len(cases)) > 1:
+            return _run_jobs(cases, min(jobs, len(cases)), executor, costs, bar, progress)
+        return _run_serially(cases, executor, bar, progress)
     finally:
         if bar is not None:
             bar.close()
+
+
+def _run_serially(cases: list[AuditCase], executor: Any, bar: Any, progress: Any) -> list[AuditRow]:
+    from dpverify.parallel.executors import use_executor
+
+    rows = []
+    with use_executor(executor):
+        for index, case in enumerate(cases, 1):
+            if bar is not None:
+                bar.update(index - 1, label=f"{case.claim} {case.mechanism}")
+            elif callable(progress):
+                progress(f"[{index}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance})")
+            started = time.perf_counter()
+            measurement = case.run()
+            rows.append(AuditRow(case, measurement, time.perf_counter() - started))
+        if bar is not None:
+            bar.update(len(cases))
     return rows
+
+
+def longest_first(cases: Sequence[AuditCase], costs: Mapping[str, float] | None) -> list[int]:
+    """The indices of ``cases`` in the order to start them on several workers: rows of unknown cost
+    first (in case order: a new row may be long), then by decreasing cost (ties in case order), so
+    the longest row does not start last and leave one worker running it alone at the end."""
+    def rank(index: int) -> tuple:
+        cost = None if costs is None else costs.get(cases[index].key)
+        return (0, index) if cost is None else (1, -cost, index)
+
+    return sorted(range(len(cases)), key=rank)
+
+
+def _run_jobs(cases: list[AuditCase], jobs: int, executor: Any, costs: Mapping[str, float] | None, bar: Any,
+              progress: Any) -> list[AuditRow]:
+    from dpverify.integrations._audit_jobs import RowDone, run_rows
+
+    finished = 0
+    if bar is not None:
+        bar.update(0, label=f"audit, {jobs} jobs")
+
+    def on_done(done: RowDone, running: list[int]) -> None:
+        nonlocal finished
+        finished += 1
+        names = ", ".join(f"{cases[i].claim} {cases[i].mechanism}" for i in running)
+        if bar is not None:
+            bar.update(finished, label=f"running {names}" if names else "audit")
+        elif callable(progress):
+            case = cases[done.index]
+            progress(f"[{finished}/{len(cases)}] {case.claim} {case.mechanism} ({case.instance}): "
+                     f"{done.seconds:.2f} s" + (f"; running {names}" if names else ""))
+
+    outcomes = run_rows(cases, longest_first(cases, costs), jobs=jobs, executor=executor, on_done=on_done)
+    return [AuditRow(case, done.measurement, done.seconds) for case, done in zip(cases, outcomes)]
 
 
 def format_table(rows: Sequence[AuditRow], *, width: int | None = None, color: bool = False) -> str:

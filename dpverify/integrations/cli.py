@@ -360,9 +360,32 @@ def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None =
     return _verdict_exit(result.verdict)
 
 
+def _jobs(text: str) -> int:
+    """A --jobs value: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1 (rows run at once), got {text!r}")
+    return value
+
+
+def _audit_jobs(args: argparse.Namespace) -> int:
+    """--jobs, or its default: every CPU this process may use, but 1 with --executor processes (that
+    pool then shards each row over every core, as before --jobs existed)."""
+    from dpverify.integrations._audit_jobs import available_cpus
+
+    if args.jobs is not None:
+        return args.jobs
+    return 1 if args.executor == "processes" else available_cpus()
+
+
 def _audit(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import audit_cases, run_audit, stderr_progress
-    from dpverify.integrations.report import audit_document, write_reports
+    import time
+
+    from dpverify.integrations.audit import AuditTiming, audit_cases, run_audit, stderr_progress
+    from dpverify.integrations.report import audit_document, previous_seconds, write_reports
     from dpverify.integrations.terminal import print_table
     from dpverify.verdict.engine import Verdict
 
@@ -377,16 +400,23 @@ def _audit(args: argparse.Namespace) -> int:
         progress: Any = None
     else:
         progress = True if sys.stderr.isatty() else stderr_progress  # a bar on a terminal, lines in a log
-    rows = run_audit([_reporting_row(case) for case in cases], progress=progress, executor=args.executor)
+    jobs = _audit_jobs(args)
+    # Cost hints, so the longest rows start first: the seconds of the report this run replaces.
+    costs = previous_seconds((output or Path("reports")) / "audit.json") if jobs > 1 else None
+    started = time.perf_counter()
+    rows = run_audit([_reporting_row(case) for case in cases], progress=progress, executor=args.executor,
+                     jobs=jobs, costs=costs)
+    timing = AuditTiming(min(jobs, len(rows)), time.perf_counter() - started)
     if args.format != "json":
         print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
+        print(f"\n{timing.describe(rows)}")
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
-        paths = write_reports(rows, output)
+        paths = write_reports(rows, output, timing=timing)
         if args.format != "json":
             print("\nreport written: " + ", ".join(str(p) for p in paths))
     if args.format == "json":  # after the reports: a failure to write them leaves stdout empty (exit 3)
-        print(contract.dumps(audit_document(rows)))
+        print(contract.dumps(audit_document(rows, timing=timing)))
     failed = [r for r in rows if not r.as_expected]
     undecided = [r for r in failed if r.measurement.verdict is Verdict.UNDECIDED]
     wrong = [r for r in failed if r.measurement.verdict is not Verdict.UNDECIDED]
@@ -533,8 +563,14 @@ def build_parser() -> argparse.ArgumentParser:
                             "missing or it cannot be written")
     audit.add_argument("--claim", action="append", help="only this claim id (repeatable); see `dpverify list`")
     audit.add_argument("--quiet", action="store_true", help="no progress bar or lines")
+    audit.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                       help="run N rows at once, each whole in a worker process of its own (default: the CPUs this "
+                            "process may use; 1: one row after another, in this process); longest rows first (by "
+                            "the seconds of the report in --output, else reports/); same figures")
     audit.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
-                       help="one process pool (processes) or Dask LocalCluster (dask) for every row; same figures")
+                       help="with --jobs 1: one process pool (processes) or Dask LocalCluster (dask) sharding every "
+                            "row; with --jobs N > 1, dask runs the rows on a LocalCluster of N workers and processes "
+                            "is refused (a pool in every worker); --executor processes alone means --jobs 1")
     audit.set_defaults(handler=_audit)
 
     claim = command("claim", "check one registered claim on an instance of your choice",

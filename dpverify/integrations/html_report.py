@@ -242,7 +242,8 @@ def _assumed(rows: Sequence[Any]) -> str:
             f"tested but not proved:</p>\n<ul>\n{items}\n</ul>")
 
 
-def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: str | None = None) -> str:
+def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: str | None = None,
+               timing: Any = None) -> str:
     """The audit rows as one HTML page.
 
     Args:
@@ -250,12 +251,15 @@ def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: st
         generated: when the audit ran, as shown in the header (default: :func:`generated_now`);
             pass the previous value to keep an unchanged report byte for byte.
         version: the dpverify version shown (default: the installed one).
+        timing: the run's :class:`~dpverify.integrations.audit.AuditTiming` (jobs, wall time),
+            shown beside the rows' summed time; without it, the summed time alone.
     """
     if version is None:
         from dpverify import __version__ as version
     counts = Counts.of(rows)
     charts = _Charts(rows)
     seconds = sum(r.seconds for r in rows)
+    took = timing.describe(rows) if timing is not None else f"{counts.rows} rows, {seconds:.1f} s of row time"
     contents = ['<a href="#table">table</a>']
     if any(r.measurement.holds and r.measurement.assuming for r in rows):
         contents.append('<a href="#assumed">holds, assuming</a>')
@@ -264,7 +268,7 @@ def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: st
     body = [
         "<header><h1>dpverify audit</h1>",
         f'<p class="meta">dpverify {html.escape(str(version))} &middot; generated '
-        f'{html.escape(generated or generated_now())} &middot; {counts.rows} rows in {seconds:.1f} s &middot; '
+        f'{html.escape(generated or generated_now())} &middot; {html.escape(took)} &middot; '
         "every claim on its default instance, computed exactly (no sampling)</p>",
         _banner(counts), _counts(counts), "</header>",
         f"<nav><p>Contents: {' &middot; '.join(contents)}</p></nav>",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from dpverify.integrations import contract
-from dpverify.integrations.audit import AuditRow, SweepSeries, format_table
+from dpverify.integrations.audit import AuditRow, AuditTiming, SweepSeries, format_table
 from dpverify.integrations.presentation import (
     LEGEND,
     VERDICT_LEGEND,
@@ -36,34 +36,62 @@ from dpverify.integrations.presentation import (
     symbol,
 )
 
-__all__ = ["audit_document", "write_reports", "markdown_report", "html_report"]
+__all__ = ["audit_document", "write_reports", "markdown_report", "html_report", "previous_seconds"]
 
 
-#: Keys of the audit document that change from run to run on unchanged code.
-VOLATILE_KEYS = ("generated",)
+#: Keys of the audit document that change from run to run on unchanged code: the date and how the
+#: run went (rows at once, wall seconds); kept or replaced together with the rows' seconds, so a
+#: header always describes the one run whose times the rows show.
+VOLATILE_KEYS = ("generated", "jobs", "wall_seconds")
 #: Keys of each row that change from run to run on unchanged code.
 VOLATILE_ROW_KEYS = ("seconds",)
 
 
-def audit_document(rows: Sequence[AuditRow], *, generated: str | None = None) -> dict[str, Any]:
+def audit_document(rows: Sequence[AuditRow], *, generated: str | None = None,
+                   timing: AuditTiming | None = None) -> dict[str, Any]:
     """The ``"audit"`` document of the JSON contract (``dpverify audit --format json``, audit.json);
-    ``generated``: when the audit ran (default: now, :func:`~dpverify.integrations.presentation.generated_now`)."""
-    return {
-        **contract.header("audit"),
-        "generated": generated or generated_now(),
-        "all_as_expected": all(r.as_expected for r in rows),
-        "results": [r.to_json() for r in rows],
-    }
+    ``generated``: when the audit ran (default: now, :func:`~dpverify.integrations.presentation.generated_now`);
+    ``timing``: the run's ``jobs`` and ``wall_seconds`` (left out when not given)."""
+    document: dict[str, Any] = {**contract.header("audit"), "generated": generated or generated_now()}
+    if timing is not None:
+        document["jobs"] = timing.jobs
+        document["wall_seconds"] = round(timing.wall_seconds, 2)
+    document["all_as_expected"] = all(r.as_expected for r in rows)
+    document["results"] = [r.to_json() for r in rows]
+    return document
 
 
-def markdown_report(rows: Sequence[AuditRow]) -> str:
-    """The audit in Markdown: the counts, the legend, the table (verdicts marked ✓ holds,
-    ✗ VIOLATED (expected), · measured; a row not as expected in bold), each sweep's table, the details."""
+def previous_seconds(path: str | Path) -> dict[str, float]:
+    """Each row's seconds in the audit document at ``path`` (an ``audit.json``), by row
+    (:attr:`~dpverify.integrations.audit.AuditCase.key`): the cost hints of ``run_audit(jobs=...)``.
+    Empty when the file is missing or not an audit document."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+        results = document["results"]
+        return {f"{row['claim']}/{row['mechanism']} ({row['instance']})": float(row["seconds"]) for row in results}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _timing(document: dict[str, Any]) -> AuditTiming | None:
+    """The timing a document records (None when it has none)."""
+    if isinstance(document.get("jobs"), int) and isinstance(document.get("wall_seconds"), (int, float)):
+        return AuditTiming(document["jobs"], float(document["wall_seconds"]))
+    return None
+
+
+def markdown_report(rows: Sequence[AuditRow], *, timing: AuditTiming | None = None) -> str:
+    """The audit in Markdown: the counts, the run's time (wall time with ``timing``, and the row
+    time summed), the legend, the table (verdicts marked ✓ holds, ✗ VIOLATED (expected),
+    · measured; a row not as expected in bold), each sweep's table, the details."""
     counts = Counts.of(rows)
+    row_time = f"{sum(r.seconds for r in rows):.1f} s of row time"
     lines = [
         "# dpverify audit",
         "",
         f"**{counts.summary()}.**",
+        "",
+        (timing.describe(rows) if timing is not None else f"{len(rows)} rows, {row_time}") + ".",
         "",
         "Every registered claim on its default instance, computed exactly (no sampling). A mutant must violate "
         "the claim of the mechanism it breaks (its parent, named in the details); measured rows report figures "
@@ -147,44 +175,48 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def write_reports(rows: Sequence[AuditRow], directory: str | Path) -> list[Path]:
+def write_reports(rows: Sequence[AuditRow], directory: str | Path, *, timing: AuditTiming | None = None) -> list[Path]:
     """Write ``audit.json``, ``audit.md`` and ``audit.html`` under ``directory``; return the paths.
 
     When ``audit.json`` already holds this audit with equal non-volatile values, its volatile ones
-    (each row's seconds, the document's date) are kept, so the three files come out byte-identical.
+    (each row's seconds, the document's date, the run's jobs and wall time) are kept, so the three
+    files come out byte-identical whatever ``--jobs`` this run had.
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "audit.json"
-    rows, document = _stabilised(rows, json_path)
+    rows, document = _stabilised(rows, json_path, timing)
+    timing = _timing(document)
     json_path.write_text(contract.dumps(document) + "\n", encoding="utf-8")
     md_path = directory / "audit.md"
-    md_path.write_text(markdown_report(rows), encoding="utf-8")  # marks: ✓ ✗ ·
+    md_path.write_text(markdown_report(rows, timing=timing), encoding="utf-8")  # marks: ✓ ✗ ·
     html_path = directory / "audit.html"
-    html_path.write_text(html_report(rows, generated=document["generated"]), encoding="utf-8")
+    html_path.write_text(html_report(rows, generated=document["generated"], timing=timing), encoding="utf-8")
     return [json_path, md_path, html_path]
 
 
 __all__ += ["format_table"]
 
 
-def _stabilised(rows: Sequence[AuditRow], path: Path) -> tuple[list[AuditRow], dict[str, Any]]:
+def _stabilised(rows: Sequence[AuditRow], path: Path, timing: AuditTiming | None = None,
+                ) -> tuple[list[AuditRow], dict[str, Any]]:
     """``rows`` and their document, with the volatile values of the document at ``path`` when every
-    other value is equal (compared as JSON, the way the file holds them)."""
+    other value is equal (compared as JSON, the way the file holds them) and it has each volatile
+    key the new one has (else the new values, all of them: a header never mixes two runs)."""
     rows = list(rows)
-    document = audit_document(rows)
+    document = audit_document(rows, timing=timing)
     try:
         previous = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return rows, document
     if not isinstance(previous, dict) or _stable_part(previous) != _stable_part(json.loads(contract.dumps(document))):
         return rows, document
+    if not all(key in previous for key in VOLATILE_KEYS if key in document):
+        return rows, document
     rows = [replace(row, seconds=_seconds(old, row.seconds)) for row, old in zip(rows, previous["results"])]
-    document = audit_document(rows)
-    for key in VOLATILE_KEYS:
-        if key in previous:
-            document[key] = previous[key]
-    return rows, document
+    kept = _timing(previous) if "jobs" in previous or "wall_seconds" in previous else timing
+    generated = previous.get("generated")
+    return rows, audit_document(rows, generated=generated if isinstance(generated, str) else None, timing=kept)
 
 
 def _seconds(row: dict[str, Any], default: float) -> float:
@@ -202,11 +234,11 @@ def _stable_part(document: dict[str, Any]) -> Any:
     return head, body
 
 
-def html_report(rows: Sequence[AuditRow], *, generated: str | None = None) -> str:
+def html_report(rows: Sequence[AuditRow], *, generated: str | None = None, timing: AuditTiming | None = None) -> str:
     """The audit as one self-contained HTML page (:func:`dpverify.integrations.html_report.audit_page`):
     version, ``generated`` (default: now) and counts in the header, the legend, the table with
     coloured verdicts, charts of the O(eps) sweeps (measured eps*/eps against the claim's ratio) and
     of the privacy profiles recorded by the rows, each linked from its rows and back."""
     from dpverify.integrations.html_report import audit_page
 
-    return audit_page(rows, generated=generated)
+    return audit_page(rows, generated=generated, timing=timing)

@@ -36,7 +36,7 @@ import pickle
 import tempfile
 import uuid
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from dpverify.errors import EnvironmentFailure, InvalidArgument
@@ -44,7 +44,7 @@ from dpverify.parallel._transport import Shared, _call, _call_mapped, _call_scat
 
 __all__ = [
     "EXECUTORS", "Runner", "open_executor", "use_executor", "local_cluster", "check_picklable", "is_dask_client",
-    "shard_ranges",
+    "shard_ranges", "serial_within",
 ]
 
 #: The executor names ``verify(..., executor=...)`` accepts (besides executor objects).
@@ -205,6 +205,26 @@ class Runner:
                 else:
                     thing.close()
 
+    def terminate(self) -> None:
+        """:meth:`close` at once (after Ctrl-C, or a failure that makes the running tasks moot): the
+        worker processes of a pool this runner made are killed instead of finishing their tasks."""
+        for thing in self._owned or ():
+            if isinstance(thing, concurrent.futures.ProcessPoolExecutor):
+                for process in list((getattr(thing, "_processes", None) or {}).values()):
+                    process.terminate()
+        self.close()
+
+    def exit_codes(self) -> dict[int, int | None]:
+        """The worker processes of a pool this runner made, by pid: each one's exit code (None while
+        it runs, ``-N`` when signal N ended it); empty for every other executor. After a worker died
+        (:class:`concurrent.futures.process.BrokenProcessPool`) this tells which one."""
+        codes: dict[int, int | None] = {}
+        for thing in self._owned or ():
+            if isinstance(thing, concurrent.futures.ProcessPoolExecutor):
+                for pid, process in list((getattr(thing, "_processes", None) or {}).items()):
+                    codes[pid] = process.exitcode
+        return codes
+
     def __enter__(self) -> Runner:
         return self
 
@@ -231,6 +251,38 @@ class Pending:
             return self._done
         finally:
             self._release()
+
+    def as_completed(self) -> Iterator[tuple[int, Any]]:
+        """``(position, result)`` of each task as it ends, in the order they end (serially: task
+        order); a worker's exception is raised here, tasks cancelled by :meth:`cancel` are skipped.
+        For tasks whose results are used one by one (audit rows); use it or :meth:`results`."""
+        if self._done is not None:
+            yield from enumerate(self._done)
+            return
+        try:
+            if self._client is not None:
+                from distributed import as_completed
+
+                keys = {future.key: i for i, future in enumerate(self._futures)}
+                for future in as_completed(self._futures, loop=self._client.loop):
+                    if future.status != "cancelled":
+                        yield keys[future.key], future.result()
+            else:
+                position = {future: i for i, future in enumerate(self._futures)}
+                for future in concurrent.futures.as_completed(position):
+                    if not future.cancelled():
+                        yield position[future], future.result()
+        finally:
+            self._release()
+
+    def cancel(self, positions: Iterable[int]) -> None:
+        """Cancel the tasks at ``positions`` (in the order they were submitted) that have not started."""
+        chosen = [self._futures[i] for i in positions]
+        if self._client is not None:
+            self._client.cancel(chosen)
+        else:
+            for future in chosen:
+                future.cancel()
 
     def _gather_pool(self) -> list:
         position = {future: i for i, future in enumerate(self._futures)}
@@ -267,6 +319,23 @@ class Pending:
 
 
 _AMBIENT: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("dpverify_executor", default=None)
+_WITHIN_TASK: contextvars.ContextVar[bool] = contextvars.ContextVar("dpverify_within_task", default=False)
+
+
+@contextlib.contextmanager
+def serial_within():
+    """Within the block, the body of a task an executor runs whole (an audit row in a worker of
+    ``dpverify audit --jobs N``), every executor given by name is serial: ``None``, ``"serial"``,
+    ``"processes"`` and ``"dask"`` open no pool or cluster of their own, so N workers stay N
+    processes (a row opening a pool of every core in each of N workers would run N x cores). An
+    enclosing :func:`use_executor` is set aside (a forked worker inherits its parent's, unusable
+    there). Executor objects passed in explicitly are used as they are."""
+    within, ambient = _WITHIN_TASK.set(True), _AMBIENT.set(None)
+    try:
+        yield
+    finally:
+        _AMBIENT.reset(ambient)
+        _WITHIN_TASK.reset(within)
 
 
 @contextlib.contextmanager
@@ -284,13 +353,17 @@ def use_executor(executor: Any):
         runner.close()
 
 
-def open_executor(executor: Any) -> Runner:
+def open_executor(executor: Any, *, workers: int | None = None) -> Runner:
     """A :class:`Runner` for ``executor`` (see the module docstring); use it as a context manager.
-    ``None`` is the executor of an enclosing :func:`use_executor`, else serial.
+    ``None`` is the executor of an enclosing :func:`use_executor`, else serial; inside
+    :func:`serial_within` every name is serial. ``workers``: the size of a pool or LocalCluster
+    made here (default: one per core).
 
     Raises:
         InvalidArgument: an unknown name or object, or ``"dask"`` without Dask installed.
     """
+    if _WITHIN_TASK.get() and (executor is None or isinstance(executor, str) and executor in EXECUTORS):
+        return Runner("serial", 1)
     if executor is None and _AMBIENT.get() is not None:
         lent = open_executor(_AMBIENT.get())
         lent.ambient = True
@@ -300,7 +373,7 @@ def open_executor(executor: Any) -> Runner:
                       local=executor._local)  # not owned
     if executor is None or executor == "serial":
         return Runner("serial", 1)
-    cores = os.cpu_count() or 1
+    cores = workers or os.cpu_count() or 1
     if isinstance(executor, concurrent.futures.Executor):
         return Runner("executor", getattr(executor, "_max_workers", cores), pool=executor)
     if is_dask_client(executor):

@@ -556,7 +556,7 @@ def test_output_in_a_read_only_directory_is_a_usage_error(counted_audit, tmp_pat
 
 
 def test_writing_the_report_failing_after_the_audit_exits_three(counted_audit, tmp_path, monkeypatch, capsys):
-    def full(rows, directory):
+    def full(rows, directory, **_):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(report, "write_reports", full)
