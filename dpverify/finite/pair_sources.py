@@ -100,6 +100,22 @@ class SubstitutePairs:
     def materialise(self) -> tuple[np.ndarray, np.ndarray]:
         return self.chunk(0, len(self))
 
+    def at(self, numbers: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Index arrays of the pairs numbered ``numbers`` (any order): what :meth:`chunk` gives at
+        those places, without making the rest of the chunk."""
+        numbers = np.asarray(numbers, dtype=np.int64)
+        if numbers.size and (numbers.min() < 0 or numbers.max() >= len(self)):
+            raise IndexError(f"pair numbers must be in 0..{len(self) - 1}, got {numbers.min()}..{numbers.max()}")
+        starts = np.asarray(self._starts, dtype=np.int64)
+        segment = np.searchsorted(starts, numbers, side="right") - 1
+        position, shift = np.divmod(segment, self.z - 1)
+        shift += 1
+        weight = np.power(np.int64(self.z), self.n - 1 - position)
+        k = numbers - starts[segment]
+        run = (self.z - shift) * weight
+        left = (k // run) * (self.z * weight) + k % run
+        return left, left + shift * weight
+
     def boxes(self, start: int, stop: int) -> Iterator[tuple[int, tuple[int, int, int], tuple[slice, ...], tuple[slice, ...]]]:
         """Pairs ``start .. stop - 1`` as boxes of a dataset-indexed array viewed 3-D, no index arrays.
 
