@@ -353,10 +353,14 @@ class OrderedDatasets(_DatasetRange):
         """Every dataset as the positions of its records in :attr:`records`: an ``int64`` array with
         one row of ``n`` positions per dataset (row ``i`` is dataset ``start + i``'s base-``z``
         digits). A vectorised ``distributions(datasets)`` can read these instead of the tuples."""
-        z = len(self.records)
-        values = np.arange(self.start, self.start + len(self), dtype=np.int64)
-        weights = z ** np.arange(self.n - 1, -1, -1, dtype=np.int64)
-        return (values[:, None] // weights) % z
+        z, count = len(self.records), len(self)
+        positions = np.empty((count, self.n), dtype=np.int64)
+        for p in range(self.n):  # digit p runs through 0..z-1, each held weight times: no division per dataset
+            weight = z ** (self.n - 1 - p)
+            first, last = self.start // weight, (self.start + count - 1) // weight if count else 0
+            digits = np.repeat(np.arange(first, last + 1, dtype=np.int64) % z, weight) if count else positions[:, p]
+            positions[:, p] = digits[self.start - first * weight : self.start - first * weight + count]
+        return positions
 
     def _record_positions(self) -> np.ndarray:
         return self.indices()
