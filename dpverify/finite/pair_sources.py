@@ -355,11 +355,14 @@ class OrderedDatasets(_DatasetRange):
         digits). A vectorised ``distributions(datasets)`` can read these instead of the tuples."""
         z, count = len(self.records), len(self)
         positions = np.empty((count, self.n), dtype=np.int64)
+        if not count:
+            return positions
+        stop = self.start + count
         for p in range(self.n):  # digit p runs through 0..z-1, each held weight times: no division per dataset
             weight = z ** (self.n - 1 - p)
-            first, last = self.start // weight, (self.start + count - 1) // weight if count else 0
-            digits = np.repeat(np.arange(first, last + 1, dtype=np.int64) % z, weight) if count else positions[:, p]
-            positions[:, p] = digits[self.start - first * weight : self.start - first * weight + count]
+            runs = np.arange(self.start // weight, (stop - 1) // weight + 1, dtype=np.int64)  # the block's runs
+            lengths = np.minimum(stop, (runs + 1) * weight) - np.maximum(self.start, runs * weight)
+            positions[:, p] = np.repeat(runs % z, lengths)
         return positions
 
     def _record_positions(self) -> np.ndarray:

@@ -187,6 +187,23 @@ def _boxes_kernel(rows, boxes, factor, finite, forward, backward, values):  # pr
     return stability
 
 
+@numba.njit(cache=True, nogil=True)
+def _interleave(columns, logs, rows):  # pragma: no cover - compiled
+    """``rows[i] = (columns[:, i], logs[:, i])``, by blocks of rows; False at a probability that is
+    NaN, negative or infinite."""
+    outcomes, count = columns.shape
+    valid = True
+    for first in range(0, count, 512):
+        last = min(first + 512, count)
+        for k in range(outcomes):
+            for i in range(first, last):
+                p = columns[k, i]
+                valid &= p >= 0.0 and p < _INF
+                rows[i, k] = p
+                rows[i, outcomes + k] = logs[k, i]
+    return valid
+
+
 #: The largest interleaved copy (:func:`interleaved`) made; a larger matrix is swept by numpy.
 INTERLEAVED_MAX_BYTES = 1 << 28
 _LAST: list = []  # [(columns, log_columns) weak references, their interleaved rows or None]
@@ -202,11 +219,10 @@ def interleaved(columns: np.ndarray, log_columns: np.ndarray) -> np.ndarray | No
         return _LAST[2]
     outcomes, count = columns.shape
     rows = None
-    if 2 * columns.nbytes <= INTERLEAVED_MAX_BYTES and (
-            columns.size == 0 or (float(columns.min()) >= 0.0 and float(columns.max()) < math.inf)):
+    if 2 * columns.nbytes <= INTERLEAVED_MAX_BYTES:
         rows = np.empty((count, 2 * outcomes))
-        rows[:, :outcomes] = columns.T
-        rows[:, outcomes:] = log_columns.T
+        if not _interleave(columns, log_columns, rows):
+            rows = None
     _LAST[:] = [weakref.ref(columns), weakref.ref(log_columns), rows]
     weakref.finalize(columns, _LAST.clear)
     return rows
