@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import math
 import weakref
+from typing import Any
 
 import numba
 import numpy as np
 
-__all__ = ["chunk_pairs", "chunk_boxes", "interleaved", "buffers", "INTERLEAVED_MAX_BYTES"]
+__all__ = ["chunk_pairs", "chunk_boxes", "interleaved", "buffers", "scan", "INTERLEAVED_MAX_BYTES"]
 
 _INF = math.inf
 
@@ -202,6 +203,60 @@ def _interleave(columns, logs, rows):  # pragma: no cover - compiled
                 rows[i, k] = p
                 rows[i, outcomes + k] = logs[k, i]
     return valid
+
+
+@numba.njit(cache=True, nogil=True)
+def _scan(values, losses, bounds, per_pair, bound, passing_above, delta_margin, passing_best, figures, value_width,
+          value_floor, loss_top, loss_width, loss_floor):  # pragma: no cover - compiled
+    size = values.size
+    best = 0
+    for t in range(1, size):
+        best = t if values[t] > values[best] else best
+    near = np.empty(size, dtype=np.int64)
+    value_keep = np.empty(size if figures else 0, dtype=np.int64)
+    loss_keep = np.empty(size if figures else 0, dtype=np.int64)
+    selected = np.zeros(size, dtype=np.bool_)
+    count, chunk_best = 0, -_INF
+    for t in range(size):
+        passing = losses[t] > passing_above
+        above = (bounds[t] if per_pair else bound) - delta_margin
+        if passing and values[t] > above:
+            near[count] = t
+            count += 1
+            selected[t] = True
+        if passing and values[t] > chunk_best:
+            chunk_best = values[t]
+    top = chunk_best if chunk_best > passing_best else passing_best  # Python's max(passing_best, chunk_best)
+    values_kept = losses_kept = 0
+    if figures:
+        value_low, loss_low = top - value_width, loss_top - loss_width
+        for t in range(size):
+            if selected[t]:
+                continue
+            if losses[t] > passing_above and values[t] >= value_low and values[t] > value_floor:
+                value_keep[values_kept] = t
+                values_kept += 1
+            if losses[t] >= loss_low and losses[t] > loss_floor:
+                loss_keep[losses_kept] = t
+                losses_kept += 1
+    return best, near[:count], top, value_keep[:values_kept], loss_keep[:losses_kept]
+
+
+def scan(values: np.ndarray, losses: np.ndarray, bound: Any, passing_above: float, delta_margin: float,
+         passing_best: float, figures: bool, values_near: Any, losses_near: Any,
+         loss_top: float) -> tuple[int, np.ndarray, float, np.ndarray, np.ndarray]:
+    """One direction of a chunk after the kernel, in one pass instead of a dozen numpy calls
+    (``sweep_shard`` does the same with numpy): the first pair of largest value; the pairs whose loss
+    passes (``> passing_above``) and whose value exceeds ``bound - delta_margin`` (``bound`` a number
+    or one per pair); the largest value over the passing pairs, with ``passing_best`` (Python's
+    ``max``); and with ``figures`` the other pairs each :class:`dpverify.verdict._sweep._Near` would
+    take (``values_near`` around that largest value among the passing pairs, ``losses_near`` around
+    ``loss_top``). Every comparison is the numpy code's, on the same floats."""
+    per_pair = np.ndim(bound) != 0
+    bounds = np.asarray(bound, dtype=np.float64) if per_pair else np.zeros(0)
+    return _scan(values, losses, bounds, per_pair, 0.0 if per_pair else float(bound), passing_above, delta_margin,
+                 passing_best, figures, values_near.width, values_near.floor, loss_top, losses_near.width,
+                 losses_near.floor)
 
 
 #: The largest interleaved copy (:func:`interleaved`) made; a larger matrix is swept by numpy.

@@ -49,7 +49,11 @@ class _Near:
     def add(self, first: np.ndarray | _Side, second: np.ndarray | _Side, value: np.ndarray, others: np.ndarray,
             top: float) -> None:
         """Take the pairs of ``others`` (a mask) that may be among the largest."""
-        keep = np.flatnonzero(others & (value >= top - self.width) & (value > self.floor))
+        self.take(first, second, value, np.flatnonzero(others & (value >= top - self.width) & (value > self.floor)), top)
+
+    def take(self, first: np.ndarray | _Side, second: np.ndarray | _Side, value: np.ndarray, keep: np.ndarray,
+             top: float) -> None:
+        """Take the pairs at ``keep`` (positions that :meth:`add` would pick)."""
         if keep.size:
             self.parts.append((first[keep], second[keep], value[keep]))
             self.count += keep.size
@@ -366,6 +370,23 @@ def sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
         if backward is not None:  # symmetric
             directions.append((sums[1], backward, ri, li, False))
         for values, eps_rows, first, second, is_forward in directions:
+            if compiled is not None and values.size:  # the same steps in one compiled pass
+                bound = claim_delta if pair_delta is None else np.asarray(pair_delta[start:stop])
+                j, near, top, value_keep, loss_keep = compiled.scan(
+                    values, eps_rows, 0.0 if claim_delta is None else bound, epsilon - epsilon_margin, delta_margin,
+                    passing_best, figures, near_values, near_losses, best_eps)
+                if values[j] > best_delta:
+                    best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
+                if claim_delta is not None:
+                    if near.size:
+                        slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
+                        found.append((slack, first[near], second[near], start + near,
+                                      values[near], eps_rows[near]))
+                    if figures:
+                        passing_best = top
+                        near_values.take(first, second, values, value_keep, passing_best)
+                        near_losses.take(first, second, eps_rows, loss_keep, best_eps)
+                continue
             j = int(np.argmax(values)) if values.size else 0
             if values.size and values[j] > best_delta:
                 best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward

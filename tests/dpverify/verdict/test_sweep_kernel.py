@@ -287,19 +287,27 @@ def test_interleaved_rows_are_made_once_per_matrix():
 
 
 @pytest.mark.parametrize("name", ["substitute", "multiset", "arrays"])
-@pytest.mark.parametrize("claim_delta", [None, 0.0, 0.05])
-def test_the_sweep_finds_the_same_figures_and_pairs_with_either_kernel(monkeypatch, name, claim_delta):
+@pytest.mark.parametrize("claim_delta", [None, 0.0, 0.05, "per pair"])
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_the_sweep_finds_the_same_figures_and_pairs_with_either_kernel(monkeypatch, name, claim_delta, symmetric):
     pytest.importorskip("dpverify.verdict._compiled")
     from dpverify.verdict.engine import RowPairs, sweep
 
     source, rows = _sources()[name]
     matrix = _wide_matrix(rows, 5, seed=rows)
+    pair_delta = None
+    if claim_delta == "per pair":  # a delta per pair (data-dependent claims)
+        pair_delta = np.random.default_rng(2).random(len(source)) * 0.1
+        claim_delta = 0.0
     results = {}
     for kernel in ("numpy", "numba"):
         monkeypatch.setenv(_sweep.KERNEL_VARIABLE, kernel)
-        found = sweep(RowPairs(matrix, None, None, source=source, symmetric=True), 0.4, claim_delta=claim_delta,
-                      with_stability=True, error=1e-6)
+        pairs = RowPairs(matrix, None, None, source=source, symmetric=symmetric, pair_delta=pair_delta)
+        found = sweep(pairs, 0.4, claim_delta=claim_delta, with_stability=True, error=1e-6)
         results[kernel] = found
+    if claim_delta is not None:  # the comparison below is not vacuous: candidates and near pairs exist
+        kept = results["numpy"].figures
+        assert results["numpy"].candidates.slack.size + kept.near_values[2].size + kept.near_losses[2].size > 0
     a, b = results["numpy"], results["numba"]
     assert (a.epsilon_star, a.epsilon_pair, a.epsilon_forward, a.delta_star, a.delta_pair, a.delta_forward,
             a.stability) == (b.epsilon_star, b.epsilon_pair, b.epsilon_forward, b.delta_star, b.delta_pair,
