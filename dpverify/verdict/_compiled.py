@@ -93,8 +93,8 @@ def _row_sum(buffer, count, tasks, partial):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def _pair_long(rows, i, j, t, factor, finite, forward, backward, values, terms, tasks,
-               partial):  # pragma: no cover - compiled
+def _pair_long(rows, i, j, t, factor, finite, forward, backward, forward_values, backward_values, terms,
+               tasks, partial):  # pragma: no cover - compiled
     """:func:`_pair` for 8 outcomes or more: the terms are kept and summed in numpy's pairwise order."""
     outcomes = rows.shape[1] // 2
     high, low, spread = -_INF, _INF, 0.0
@@ -114,14 +114,14 @@ def _pair_long(rows, i, j, t, factor, finite, forward, backward, values, terms, 
             terms[0, k] = 0.0 if q > 0 else p
             terms[1, k] = 0.0 if p > 0 else q
     forward[t], backward[t] = high, -low
-    values[0, t] = _row_sum(terms[0], outcomes, tasks, partial)
-    values[1, t] = _row_sum(terms[1], outcomes, tasks, partial)
+    forward_values[t] = _row_sum(terms[0], outcomes, tasks, partial)
+    backward_values[t] = _row_sum(terms[1], outcomes, tasks, partial)
     return spread
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _pair(rows, i, j, t, factor, finite, forward, backward, values, terms, tasks,
-          partial):  # pragma: no cover - compiled
+def _pair(rows, i, j, t, factor, finite, forward, backward, forward_values, backward_values, terms,
+          tasks, partial):  # pragma: no cover - compiled
     """Pair ``(i, j)`` into slot ``t`` (both directions, whether asked or not: they cost little);
     returns its largest ``|P_k - Q_k|``. ``rows`` holds row ``i``'s probabilities then their logs
     (``2 K`` floats): two rows are two streams of cache lines, where the outcome-major columns
@@ -129,7 +129,8 @@ def _pair(rows, i, j, t, factor, finite, forward, backward, values, terms, tasks
     branches on the data, and with the sums in registers below 8 outcomes."""
     outcomes = rows.shape[1] // 2
     if outcomes >= 8:
-        return _pair_long(rows, i, j, t, factor, finite, forward, backward, values, terms, tasks, partial)
+        return _pair_long(rows, i, j, t, factor, finite, forward, backward, forward_values, backward_values, terms,
+                          tasks, partial)
     high, low, spread = -_INF, _INF, 0.0
     forward_value, backward_value = 0.0, 0.0
     for k in range(outcomes):
@@ -153,23 +154,24 @@ def _pair(rows, i, j, t, factor, finite, forward, backward, values, terms, tasks
             forward_value += forward_term
             backward_value += backward_term
     forward[t], backward[t] = high, -low
-    values[0, t], values[1, t] = forward_value, backward_value
+    forward_values[t], backward_values[t] = forward_value, backward_value
     return spread
 
 
 @numba.njit(cache=True, nogil=True)
-def _pairs_kernel(rows, left, right, factor, finite, forward, backward, values):  # pragma: no cover - compiled
+def _pairs_kernel(rows, left, right, factor, finite, forward, backward, forward_values, backward_values):  # pragma: no cover - compiled
     terms = np.empty((2, rows.shape[1] // 2))
     tasks, partial = np.empty((192, 3), dtype=np.int64), np.empty(64)
     stability = 0.0
     for t in range(left.size):
-        spread = _pair(rows, left[t], right[t], t, factor, finite, forward, backward, values, terms, tasks, partial)
+        spread = _pair(rows, left[t], right[t], t, factor, finite, forward, backward, forward_values,
+                       backward_values, terms, tasks, partial)
         stability = spread if spread > stability else stability
     return stability
 
 
 @numba.njit(cache=True, nogil=True)
-def _boxes_kernel(rows, boxes, factor, finite, forward, backward, values):  # pragma: no cover - compiled
+def _boxes_kernel(rows, boxes, factor, finite, forward, backward, forward_values, backward_values):  # pragma: no cover - compiled
     terms = np.empty((2, rows.shape[1] // 2))
     tasks, partial = np.empty((192, 3), dtype=np.int64), np.empty(64)
     stability = 0.0
@@ -181,8 +183,8 @@ def _boxes_kernel(rows, boxes, factor, finite, forward, backward, values):  # pr
                 base = o * plane + m * width
                 for r in range(r0, r1):
                     i = base + r
-                    spread = _pair(rows, i, i + shift, t, factor, finite, forward, backward, values, terms, tasks,
-                                   partial)
+                    spread = _pair(rows, i, i + shift, t, factor, finite, forward, backward, forward_values,
+                                   backward_values, terms, tasks, partial)
                     stability = spread if spread > stability else stability
                     t += 1
     return stability
@@ -295,7 +297,7 @@ def buffers(size: int) -> Buffers:
 def _outputs(size: int, out: Buffers | None) -> Buffers:
     if out is None or out[0].size < size:
         return buffers(size)
-    return out[0][:size], out[1][:size], out[2][:, :size]
+    return out[0][:size], out[1][:size], out[2][:, :size]  # each row of the last one C-contiguous
 
 
 Result = tuple[np.ndarray, np.ndarray | None, float, list[np.ndarray]] | None
@@ -318,7 +320,7 @@ def chunk_pairs(rows: np.ndarray, left: np.ndarray, right: np.ndarray, symmetric
     forward, backward, values = _outputs(left.size, out)
     stability = _pairs_kernel(rows, np.ascontiguousarray(left, dtype=np.int64),
                               np.ascontiguousarray(right, dtype=np.int64), factor, math.isfinite(factor), forward,
-                              backward, values)
+                              backward, values[0], values[1])
     return _result(stability, forward, backward, values, symmetric, with_delta, with_stability)
 
 
@@ -330,5 +332,5 @@ def chunk_boxes(rows: np.ndarray, boxes: np.ndarray, size: int, symmetric: bool,
     if rows.shape[1] == 0:
         return None
     forward, backward, values = _outputs(size, out)
-    stability = _boxes_kernel(rows, boxes, factor, math.isfinite(factor), forward, backward, values)
+    stability = _boxes_kernel(rows, boxes, factor, math.isfinite(factor), forward, backward, values[0], values[1])
     return _result(stability, forward, backward, values, symmetric, with_delta, with_stability)
