@@ -195,16 +195,17 @@ def _interleave(columns, logs, rows):  # pragma: no cover - compiled
     """``rows[i] = (columns[:, i], logs[:, i])``, by blocks of rows; False at a probability that is
     NaN, negative or infinite."""
     outcomes, count = columns.shape
-    valid = True
+    lowest, broken = _INF, 0.0
     for first in range(0, count, 512):
         last = min(first + 512, count)
         for k in range(outcomes):
             for i in range(first, last):
                 p = columns[k, i]
-                valid &= p >= 0.0 and p < _INF
+                lowest = p if p < lowest else lowest
+                broken += p - p  # NaN once a NaN or an infinity passed (no branch: the copy stays fast)
                 rows[i, k] = p
                 rows[i, outcomes + k] = logs[k, i]
-    return valid
+    return broken == 0.0 and lowest >= 0.0
 
 
 @numba.njit(cache=True, nogil=True)
