@@ -43,7 +43,11 @@ def checkout(ref: str) -> Iterator[str]:
 
 
 def _run(tree: str, snippet: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree}
+    # the caller's other path entries (an optional package installed apart, such as numba) stay,
+    # after the tree; a dpverify checkout among them would shadow nothing, but is dropped anyway
+    extra = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+             if entry and not os.path.isdir(os.path.join(entry, "dpverify"))]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([tree, *extra])}
     done = subprocess.run([sys.executable, "-c", PRELUDE + snippet], cwd=tree, env=env, capture_output=True,
                           text=True, check=False)
     if done.returncode != 0:

@@ -24,7 +24,9 @@ figures are the stabler ones on a shared machine. Nothing is asserted about time
 
 Run: ``make bench`` or ``PYTHONPATH=. python3 benchmarks/bench_core.py``; ``... bench_core.py --against
 REF [ROUNDS]`` times the black-box and exchangeable verify calls on this checkout and on commit
-``REF`` instead, interleaved, best of ROUNDS (default 3), results compared (``benchmarks/_against.py``).
+``REF`` instead, interleaved, best of ROUNDS (default 3), results compared (``benchmarks/_against.py``);
+``... bench_core.py --kernels`` times black-box verify at n = 6 and 7 with the numpy and the compiled
+sweep kernel (``pip install 'dpverify[fast]'``), results asserted equal.
 """
 
 from __future__ import annotations
@@ -269,20 +271,41 @@ def main() -> None:
     print(f"  pair-count ratio n={N_TARGET}: {pairs_8:,} / {ex.pairs:,} = {pairs_8 / ex.pairs:,.0f}x")
 
 
-#: The same verify calls on this checkout and on another commit (``--against REF``): the sweep
-#: kernel's and the exchangeable path's speed-ups measured in one run, interleaved, best of 3.
-AGAINST = {
-    "black-box EM |X|=4 n=6 (5.5 M pairs)": """
+#: Loads the compiled sweep kernel when this tree has it and numba is installed (commits before it
+#: have neither): numba's import and cache load (~0.3-0.5 s, once per process) stay out of the
+#: timing, like every other import; ``kernels()`` prints them apart.
+_WARM = """
 from dpverify import verify
 from dpverify.finite.records import labeled_records
 from dpverify.mechanisms.exponential import threshold_learner
+try:
+    from dpverify.verdict._sweep import compiled_kernel
+    compiled_kernel()
+except ImportError:
+    pass
 m, r = threshold_learner(4, epsilon=1.0), labeled_records(4)
 verify(m, records=r, n=3, epsilon=1.0, exchangeable=False)  # imports and first-call costs out of the timing
+"""
+
+
+def _black_box(n: int, kernel: str | None = None) -> str:
+    force = "" if kernel is None else f"import os; os.environ['DPVERIFY_KERNEL'] = {kernel!r}\n"
+    return force + _WARM + f"""
 def run():
-    result = verify(m, records=r, n=6, epsilon=1.0, exchangeable=False, max_pairs=10**10)
+    result = verify(m, records=r, n={n}, epsilon=1.0, exchangeable=False, max_pairs=10**10)
     return [repr(result.epsilon), repr(result.delta), str(result.verdict), result.pairs]
 report(run)
-""",
+"""
+
+
+#: The same verify calls on this checkout and on another commit (``--against REF``): the sweep
+#: kernel's and the exchangeable path's speed-ups measured in one run, interleaved, best of 3.
+#: "numpy kernel" forces it on this checkout (``DPVERIFY_KERNEL=numpy``); the others use the
+#: compiled kernel when numba is installed.
+AGAINST = {
+    "black-box EM |X|=4 n=6 (5.5 M pairs)": _black_box(6),
+    "  the same, numpy kernel": _black_box(6, "numpy"),
+    "black-box EM |X|=4 n=7 (51 M pairs)": _black_box(7),
     "exchangeable EM |X|=4 n=14": """
 from dpverify import verify
 from dpverify.finite.records import labeled_records
@@ -297,11 +320,44 @@ report(run)
 }
 
 
+def kernels(sizes: tuple[int, ...] = (6, 7), repeats: int = 3) -> None:
+    """Black-box verify at each n with the numpy and the compiled sweep kernel, in this process
+    (kernel loaded first), best of ``repeats``: pairs/s wall and CPU, results asserted equal."""
+    from dpverify.verdict import _sweep
+
+    header("bench_core --kernels: the sweep kernels on black-box verify()")
+    records, mechanism = labeled_records(DOMAIN_SIZE), threshold_learner(DOMAIN_SIZE, epsilon=EPSILON)
+    w0, c0 = time.perf_counter(), time.process_time()
+    try:
+        compiled = _sweep.compiled_kernel()
+    except Exception as error:  # noqa: BLE001 - printed: the numpy kernel alone is measured
+        print(f"  compiled kernel unavailable: {error}")
+        compiled = None
+    if compiled is not None:
+        print(f"  numba import + kernel load from numba's cache: {time.perf_counter() - w0:.3f} s wall / "
+              f"{time.process_time() - c0:.3f} s cpu (once per process)")
+    verify(mechanism, records=records, n=3, epsilon=EPSILON, exchangeable=False)
+    print(f"  {'n':>2} {'kernel':<9} {'pairs':>11} {'wall s':>8} {'cpu s':>8} {'pairs/s wall':>13} {'pairs/s cpu':>12}  eps*")
+    for n in sizes:
+        found = {}
+        for kernel in ("numpy", "numba") if compiled is not None else ("numpy",):
+            os.environ[_sweep.KERNEL_VARIABLE] = kernel
+            t, result = run(mechanism, records, n, False, repeats)
+            found[kernel] = (result.epsilon, result.delta, result.holds, str(result.verdict))
+            print(f"  {n:>2} {kernel:<9} {result.pairs:>11,} {t.wall:>8.3f} {t.cpu:>8.3f} {result.pairs / t.wall:>13,.0f} "
+                  f"{result.pairs / t.cpu:>12,.0f}  {result.epsilon!r}", flush=True)
+        assert len(set(found.values())) == 1, f"n={n}: the kernels disagree: {found}"
+        os.environ.pop(_sweep.KERNEL_VARIABLE, None)
+    print("  results equal (eps*, delta, holds, verdict) with both kernels at every n")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--against":
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         from _against import compare
 
         compare(AGAINST, sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 3)
+    elif len(sys.argv) > 1 and sys.argv[1] == "--kernels":
+        kernels()
     else:
         main()

@@ -100,6 +100,22 @@ class SubstitutePairs:
     def materialise(self) -> tuple[np.ndarray, np.ndarray]:
         return self.chunk(0, len(self))
 
+    def at(self, numbers: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Index arrays of the pairs numbered ``numbers`` (any order): what :meth:`chunk` gives at
+        those places, without making the rest of the chunk."""
+        numbers = np.asarray(numbers, dtype=np.int64)
+        if numbers.size and (numbers.min() < 0 or numbers.max() >= len(self)):
+            raise IndexError(f"pair numbers must be in 0..{len(self) - 1}, got {numbers.min()}..{numbers.max()}")
+        starts = np.asarray(self._starts, dtype=np.int64)
+        segment = np.searchsorted(starts, numbers, side="right") - 1
+        position, shift = np.divmod(segment, self.z - 1)
+        shift += 1
+        weight = np.power(np.int64(self.z), self.n - 1 - position)
+        k = numbers - starts[segment]
+        run = (self.z - shift) * weight
+        left = (k // run) * (self.z * weight) + k % run
+        return left, left + shift * weight
+
     def boxes(self, start: int, stop: int) -> Iterator[tuple[int, tuple[int, int, int], tuple[slice, ...], tuple[slice, ...]]]:
         """Pairs ``start .. stop - 1`` as boxes of a dataset-indexed array viewed 3-D, no index arrays.
 
@@ -337,10 +353,17 @@ class OrderedDatasets(_DatasetRange):
         """Every dataset as the positions of its records in :attr:`records`: an ``int64`` array with
         one row of ``n`` positions per dataset (row ``i`` is dataset ``start + i``'s base-``z``
         digits). A vectorised ``distributions(datasets)`` can read these instead of the tuples."""
-        z = len(self.records)
-        values = np.arange(self.start, self.start + len(self), dtype=np.int64)
-        weights = z ** np.arange(self.n - 1, -1, -1, dtype=np.int64)
-        return (values[:, None] // weights) % z
+        z, count = len(self.records), len(self)
+        positions = np.empty((count, self.n), dtype=np.int64)
+        if not count:
+            return positions
+        stop = self.start + count
+        for p in range(self.n):  # digit p runs through 0..z-1, each held weight times: no division per dataset
+            weight = z ** (self.n - 1 - p)
+            runs = np.arange(self.start // weight, (stop - 1) // weight + 1, dtype=np.int64)  # the block's runs
+            lengths = np.minimum(stop, (runs + 1) * weight) - np.maximum(self.start, runs * weight)
+            positions[:, p] = np.repeat(runs % z, lengths)
+        return positions
 
     def _record_positions(self) -> np.ndarray:
         return self.indices()

@@ -13,13 +13,16 @@ non-candidate directed pairs within twice the sweep's margins of the shard's lar
 from __future__ import annotations
 
 import math
+import os
+import sys
 from typing import Any
 
 import numpy as np
 
+from dpverify.errors import InvalidArgument
 from dpverify.finite.pair_sources import ArrayPairs, SubstitutePairs
 
-__all__ = ["sweep_shard", "row_sums", "CHUNK", "FIGURE_CAP"]
+__all__ = ["sweep_shard", "row_sums", "compiled_kernel", "CHUNK", "FIGURE_CAP", "KERNEL_VARIABLE"]
 
 #: Pairs per chunk (the engine's shards are whole chunks).
 CHUNK = 1 << 16
@@ -46,7 +49,11 @@ class _Near:
     def add(self, first: np.ndarray | _Side, second: np.ndarray | _Side, value: np.ndarray, others: np.ndarray,
             top: float) -> None:
         """Take the pairs of ``others`` (a mask) that may be among the largest."""
-        keep = np.flatnonzero(others & (value >= top - self.width) & (value > self.floor))
+        self.take(first, second, value, np.flatnonzero(others & (value >= top - self.width) & (value > self.floor)), top)
+
+    def take(self, first: np.ndarray | _Side, second: np.ndarray | _Side, value: np.ndarray, keep: np.ndarray,
+             top: float) -> None:
+        """Take the pairs at ``keep`` (positions that :meth:`add` would pick)."""
         if keep.size:
             self.parts.append((first[keep], second[keep], value[keep]))
             self.count += keep.size
@@ -197,7 +204,11 @@ class _Side:
         self.indices, self.which = indices, which
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        return self.indices.get()[self.which][key]
+        indices, key = self.indices, np.asarray(key)
+        if indices.arrays is None and isinstance(indices.source, SubstitutePairs) and key.ndim == 1 \
+                and key.dtype.kind in "iu" and key.size <= (indices.stop - indices.start) // 16:
+            return indices.source.at(indices.start + key.astype(np.int64))[self.which]  # a few pairs: no chunk
+        return indices.get()[self.which][key]
 
 
 def _term(p: np.ndarray, q: np.ndarray, factor: float) -> np.ndarray:
@@ -242,6 +253,86 @@ def row_sums(terms: list[np.ndarray]) -> np.ndarray:
     return row_sums(terms[:half]) + row_sums(terms[half:])
 
 
+def _chunk(
+    compiled: Any, columns: np.ndarray, log_columns: np.ndarray, source: Any, start: int, stop: int, symmetric: bool,
+    factor: float, with_delta: bool, with_stability: bool, out: Any = None,
+) -> tuple[_Indices, np.ndarray, np.ndarray | None, float, list[np.ndarray]]:
+    """Pairs ``start .. stop - 1``: their indices (made when needed), forward and backward losses,
+    stability, and each direction's hockey-stick values (none without ``with_delta``), from the
+    compiled kernel when given and it takes the matrix (:func:`dpverify.verdict._compiled.interleaved`),
+    else from the numpy kernel: the same floats either way."""
+    substitute = isinstance(source, SubstitutePairs)
+    rows = None if compiled is None else compiled.interleaved(columns, log_columns)
+    if rows is not None:
+        if substitute:
+            indices = _Indices(source, start, stop, None)
+            done = compiled.chunk_boxes(rows, _box_rows(source, start, stop), stop - start, symmetric, factor,
+                                        with_delta, with_stability, out)
+        else:
+            indices = _Indices(source, start, stop, source.chunk(start, stop))
+            done = compiled.chunk_pairs(rows, *indices.get(), symmetric, factor, with_delta, with_stability, out)
+        if done is not None:
+            return (indices, *done)
+    if substitute and _long_rows(source, start, stop):
+        indices = _Indices(source, start, stop, None)
+        forward, backward, stability, terms = _chunk_boxes(
+            columns, log_columns, source, start, stop, symmetric, factor, with_delta, with_stability)
+    else:
+        indices = _Indices(source, start, stop, source.chunk(start, stop))
+        forward, backward, stability, terms = _chunk_columns(
+            columns, log_columns, *indices.get(), symmetric, factor, with_delta, with_stability)
+    sums = [row_sums(direction) for direction in terms if direction] if with_delta else []
+    return indices, forward, backward, stability, sums
+
+
+def _box_rows(source: SubstitutePairs, start: int, stop: int) -> np.ndarray:
+    """The boxes of :meth:`SubstitutePairs.boxes` as the compiled kernel's int64 rows
+    ``(first slot, o0, o1, m0, m1, r0, r1, z w, w, s w)``."""
+    rows = [(offset, left[0].start, left[0].stop, left[1].start, left[1].stop, left[2].start, left[2].stop,
+             shape[1] * shape[2], shape[2], (right[1].start - left[1].start) * shape[2])
+            for offset, shape, left, right in source.boxes(start, stop)]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 10)
+
+
+#: The environment variable choosing the sweep kernel: ``numpy`` (the reference, always
+#: available), ``numba`` (the compiled kernel of the ``fast`` extra; an error without numba), or
+#: ``auto`` / unset (the compiled kernel for sweeps of at least ``COMPILED_MIN_PAIRS`` pairs when
+#: numba is importable, and for every sweep once it is loaded).
+KERNEL_VARIABLE = "DPVERIFY_KERNEL"
+#: Pairs in a sweep from which ``auto`` imports numba: its import and the kernels' load from
+#: numba's cache take ~0.3-0.5 s once per process, ~10 M pairs' worth of the numpy kernel.
+COMPILED_MIN_PAIRS = 1 << 22
+_MISSING: list[bool] = []
+
+
+def compiled_kernel(pairs: int = COMPILED_MIN_PAIRS) -> Any:
+    """The compiled kernel module (:mod:`dpverify.verdict._compiled`) for a sweep of ``pairs`` pairs,
+    or None for the numpy kernel, as :data:`KERNEL_VARIABLE` says. Call it with no argument to
+    load numba ahead of time (a long-running process, a benchmark's warm-up)."""
+    choice = os.environ.get(KERNEL_VARIABLE, "").strip().lower() or "auto"
+    if choice == "numpy":
+        return None
+    if choice not in ("auto", "numba"):
+        raise InvalidArgument(
+            f"{KERNEL_VARIABLE}={choice!r} is not a sweep kernel; use 'numpy' (the reference), 'numba' (the "
+            "compiled kernel) or 'auto' (numba when installed, for large sweeps).")
+    module = sys.modules.get("dpverify.verdict._compiled")
+    if module is not None:
+        return module
+    if choice == "auto" and (pairs < COMPILED_MIN_PAIRS or _MISSING):
+        return None
+    try:
+        from dpverify.verdict import _compiled
+    except ImportError as error:
+        _MISSING.append(True)
+        if choice == "numba":
+            raise InvalidArgument(
+                f"{KERNEL_VARIABLE}=numba but numba cannot be imported ({error}); install the extra with "
+                "pip install 'dpverify[fast]', or unset the variable for the numpy kernel.") from error
+        return None
+    return _compiled
+
+
 def sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
     """The sweep over pairs ``task[0] .. task[1] - 1`` (chunk-aligned): the shard's partial worst
     case ``(eps, eps pair, forward, delta, delta pair, forward, stability, candidate arrays,
@@ -261,16 +352,12 @@ def sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
     near_values, near_losses = _Near(2 * delta_margin), _Near(2 * epsilon_margin)
     stability = 0.0
     found: list[tuple[np.ndarray, ...]] = []
+    compiled = compiled_kernel(len(source))
+    out = None if compiled is None else compiled.buffers(min(_CHUNK, task[1] - task[0]))  # nothing keeps them
     for start in range(task[0], task[1], _CHUNK):
         stop = min(start + _CHUNK, task[1])
-        if isinstance(source, SubstitutePairs) and _long_rows(source, start, stop):
-            indices = _Indices(source, start, stop, None)
-            forward, backward, stability_here, terms = _chunk_boxes(
-                columns, log_columns, source, start, stop, symmetric, factor, with_delta, with_stability)
-        else:
-            indices = _Indices(source, start, stop, source.chunk(start, stop))
-            forward, backward, stability_here, terms = _chunk_columns(
-                columns, log_columns, *indices.get(), symmetric, factor, with_delta, with_stability)
+        indices, forward, backward, stability_here, sums = _chunk(
+            compiled, columns, log_columns, source, start, stop, symmetric, factor, with_delta, with_stability, out)
         li, ri = indices.side(0), indices.side(1)
         rows = forward if backward is None else np.maximum(forward, backward)
         i = int(np.argmax(rows)) if rows.size else 0
@@ -279,11 +366,27 @@ def sweep_shard(task: tuple[int, int], shared: Any) -> tuple:
         stability = max(stability, stability_here)
         if not with_delta:
             continue
-        directions = [(terms[0], forward, li, ri, True)]
+        directions = [(sums[0], forward, li, ri, True)]
         if backward is not None:  # symmetric
-            directions.append((terms[1], backward, ri, li, False))
-        for direction_terms, eps_rows, first, second, is_forward in directions:
-            values = row_sums(direction_terms)
+            directions.append((sums[1], backward, ri, li, False))
+        for values, eps_rows, first, second, is_forward in directions:
+            if compiled is not None and values.size:  # the same steps in one compiled pass
+                bound = claim_delta if pair_delta is None else np.asarray(pair_delta[start:stop])
+                j, near, top, value_keep, loss_keep = compiled.scan(
+                    values, eps_rows, 0.0 if claim_delta is None else bound, epsilon - epsilon_margin, delta_margin,
+                    passing_best, figures, near_values, near_losses, best_eps)
+                if values[j] > best_delta:
+                    best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward
+                if claim_delta is not None:
+                    if near.size:
+                        slack = values[near] - (bound if np.ndim(bound) == 0 else bound[near])
+                        found.append((slack, first[near], second[near], start + near,
+                                      values[near], eps_rows[near]))
+                    if figures:
+                        passing_best = top
+                        near_values.take(first, second, values, value_keep, passing_best)
+                        near_losses.take(first, second, eps_rows, loss_keep, best_eps)
+                continue
             j = int(np.argmax(values)) if values.size else 0
             if values.size and values[j] > best_delta:
                 best_delta, delta_at, delta_forward = float(values[j]), start + j, is_forward

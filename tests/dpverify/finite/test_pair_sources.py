@@ -142,3 +142,14 @@ def test_the_threshold_learner_reads_multiset_counts_as_it_reads_tuples():
     outcomes, from_counts = mechanism.distributions(datasets)
     same_outcomes, from_tuples = mechanism.distributions(list(datasets))
     assert outcomes == same_outcomes and np.array_equal(from_counts, from_tuples)  # bit for bit
+
+
+@pytest.mark.parametrize("z, n", [(1, 3), (2, 1), (3, 4), (5, 0), (7, 3), (8, 4)])
+def test_ordered_indices_are_the_base_z_digits_of_every_block(z, n):
+    # reference: the digits by division, (i // z^(n-1-p)) % z, on blocks starting and ending anywhere
+    full = OrderedDatasets(list(range(z)), n)
+    weights = z ** np.arange(n - 1, -1, -1, dtype=np.int64)
+    for start, stop in [(0, len(full)), (3, 17), (5, 5), (max(len(full) - 2, 0), len(full)), (1, 2)]:
+        block = full[start:stop]
+        expected = (np.arange(block.start, block.start + len(block), dtype=np.int64)[:, None] // weights) % z
+        assert block.indices().shape == expected.shape and np.array_equal(block.indices(), expected)
