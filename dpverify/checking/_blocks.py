@@ -94,8 +94,10 @@ class BlockPlan:
         g, outer, low = task
         a, b, t = self.groups[g]
         base = outer * self.z ** (self.n - a) + low
-        step = self.z ** (self.n - b)
-        return [(base + m * step, base + m * step + self.z**t) for m in range(self.z ** (b - a))]
+        step, length = self.z ** (self.n - b), self.z**t
+        if step == length:  # the runs touch (the lowest group): one run
+            return [(base, base + self.z ** (b - a) * length)]
+        return [(base + m * step, base + m * step + length) for m in range(self.z ** (b - a))]
 
     def rows(self, task: tuple[int, int, int]) -> np.ndarray:
         """The global dataset index of every local row of the block."""
@@ -303,9 +305,10 @@ def _order(pair: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarra
     return np.lexsort((pair, (first > second).astype(np.int8), pair // CHUNK))
 
 
-def _merged(parts: list[tuple], settings: dict, relative: float, mechanism: Any, datasets: Any) -> tuple:
+def _merged(parts: list[tuple], settings: dict, relative: float, mechanism: Any, datasets: Any, plan: BlockPlan) -> tuple:
     """The blocks' parts as one part of the whole-matrix sweep, its rows renumbered ``0 .. R-1``
     over the rows it reads: ``(part, global rows, their float rows)``."""
+    plan_z, plan_n = plan.z, plan.n
     best = max(parts, key=lambda part: (part[0], -part[1]))
     largest_delta = max(part[3] for part in parts)
     tied = [part for part in parts if part[3] == largest_delta]
@@ -337,7 +340,10 @@ def _merged(parts: list[tuple], settings: dict, relative: float, mechanism: Any,
         near = []
         for k in (1, 2):
             first, second, value = (np.concatenate([part[8][k][c] for part in parts]) for c in range(3))
-            order = np.lexsort((second, first, -value))
+            # the order the whole-matrix sweep keeps them in (while it keeps at most FIGURE_CAP of them):
+            # it decides which row of a class of equal rows certification reads first
+            pair = global_pair_index(plan_z, plan_n, np.minimum(first, second), np.maximum(first, second))
+            order = _order(pair, first, second)
             near.append((np.searchsorted(ids, first[order]), np.searchsorted(ids, second[order]), value[order]))
         extra = (max((part[8][0] for part in parts), default=-math.inf), *near)
     stability = max((part[6] for part in parts), default=0.0)
@@ -401,7 +407,7 @@ def decide_in_blocks(analysis: Any, claimed: Any, mechanism: Any, declared_error
                          "settings": settings})
     with open_executor(analysis.executor) as runner:
         parts = runner.map(_sweep_block, tasks, shared, finished)
-    part, ids, values = _merged(parts, settings, 2 * float_error_of(mechanism), mechanism, datasets)
+    part, ids, values = _merged(parts, settings, 2 * float_error_of(mechanism), mechanism, datasets, plan)
     swept = merged_sweep([part], settings)
     for row, value in zip(ids.tolist(), values):
         lazy.known[row] = value
