@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._evaluation import KeptRows, _evaluate_block, _Interned, nondeterministic, KEEP_TOTAL
+from dpverify.checking._evaluation import KEEP_TOTAL, KeptRows, _evaluate_block, _Interned, nondeterministic
 from dpverify.finite.pair_sources import OrderedDatasets, SubstitutePairs
 
 __all__ = ["BlockPlan", "LazyRows", "plan_blocks", "block_plan_for", "outline", "decide_in_blocks", "global_pair_index",
@@ -61,6 +61,9 @@ BLOCK_ROWS = 1 << 18
 BLOCKS_FROM_ROWS = 1 << 21
 #: The kernel reads strided views by runs of consecutive datasets; runs below this are slow.
 _LONG_RUN = 64
+#: Datasets per call of the mechanism within a block: a vectorised mechanism's temporaries then stay
+#: in cache (threshold EM, 262,144 rows: 0.142 s CPU in one call, 0.093-0.098 s in pieces of 4K-64K).
+_EVALUATION_ROWS = 1 << 15
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,10 @@ def block_plan_for(pairs: Any, runner: Any, *, rows: int | None = None, from_row
     threshold = BLOCKS_FROM_ROWS if from_rows is None else from_rows
     if z**n < threshold and runner.shares_memory:
         return None
-    return plan_blocks(z, n, BLOCK_ROWS if rows is None else rows)
+    size = BLOCK_ROWS if rows is None else rows
+    if runner.parallel:  # at least four blocks per worker (a small instance on a remote cluster)
+        size = min(size, max(z * _LONG_RUN, z**n // (4 * runner.workers)))
+    return plan_blocks(z, n, size)
 
 
 # --- first pass: the outcome columns, exact flags and kept exact outputs (no matrix) ---------------
@@ -239,7 +245,8 @@ def _block_matrix(mechanism: Any, datasets: Any, runs: list[tuple[int, int]], ou
     total = sum(stop - start for start, stop in runs)
     matrix = np.zeros((total, len(outcomes)))
     at = 0
-    for start, stop in runs:
+    pieces = [(a, min(a + _EVALUATION_ROWS, stop)) for start, stop in runs for a in range(start, stop, _EVALUATION_ROWS)]
+    for start, stop in pieces:
         found, floats, *_ = _evaluate_block(datasets[start:stop], shared)
         try:
             where = [columns[o] for o in found]
@@ -374,10 +381,12 @@ class LazyRows:
         return found
 
 
-def decide_in_blocks(analysis: Any, claimed: Any, mechanism: Any, declared_error: float | None) -> Any:
+def decide_in_blocks(
+    analysis: Any, claimed: Any, mechanism: Any, declared_error: float | None, check_float_row: Callable[..., None]
+) -> Any:
     """``claimed.decide`` on the analysis's pairs, swept in row blocks on ``analysis.executor``: the
-    same :class:`~dpverify.verdict.engine.Decision` as on the whole matrix, row numbers global."""
-    from dpverify.checking.checker import _check_float_row
+    same :class:`~dpverify.verdict.engine.Decision` as on the whole matrix, row numbers global
+    (``check_float_row``: the checker's test of a float row against ``exact_distribution``)."""
     from dpverify.parallel.executors import Shared, open_executor
     from dpverify.verdict.engine import RowPairs, decide, float_error_of, merged_sweep, sweep_settings
 
@@ -422,7 +431,7 @@ def decide_in_blocks(analysis: Any, claimed: Any, mechanism: Any, declared_error
 
             dataset = datasets[int(ids[index])]
             exact = call_mechanism(mechanism, dataset, "exact_distribution")
-            _check_float_row(mechanism, dataset, values[index], columns, exact, rho)
+            check_float_row(mechanism, dataset, values[index], columns, exact, rho)
             return exact
 
     nothing = np.zeros(0, dtype=np.int64)
@@ -430,5 +439,7 @@ def decide_in_blocks(analysis: Any, claimed: Any, mechanism: Any, declared_error
                     exact_row=exact_row, row_error=errors, label=lambda index: datasets[int(ids[index])],
                     matrix_error=matrix_error)
     decision = decide(rows, epsilon, delta, swept=swept)
-    witness_rows = None if decision.witness_rows is None else tuple(int(ids[i]) for i in decision.witness_rows)
+    witness_rows = None
+    if decision.witness_rows is not None:
+        witness_rows = (int(ids[decision.witness_rows[0]]), int(ids[decision.witness_rows[1]]))
     return replace(decision, witness_rows=witness_rows, read_rows=tuple(int(ids[i]) for i in decision.read_rows))

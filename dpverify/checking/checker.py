@@ -457,7 +457,7 @@ def verify(
 def _decide(claimed: Claim, analysis: Analysis, mechanism: Any, declared: float | None) -> Any:
     """The claim decided on the analysis: on its matrix, or swept in row blocks."""
     if analysis.blocks is not None:
-        return decide_in_blocks(analysis, claimed, mechanism, declared)
+        return decide_in_blocks(analysis, claimed, mechanism, declared, _check_float_row)
     return claimed.decide(_certifiable(analysis, mechanism, declared))
 
 
