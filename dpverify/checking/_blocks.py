@@ -199,7 +199,9 @@ def outline(
     from dpverify.parallel.executors import Shared
 
     total = len(datasets)
-    size = 4 * _BLOCK if not runner.parallel else max(256, min(_BLOCK * 16, -(-total // (8 * runner.workers))))
+    # evaluate_blocks' own blocks: the same exact outputs kept (KEEP_PER_BLOCK per block), so
+    # certification re-runs the mechanism on the same rows
+    size = _BLOCK if not runner.parallel else max(256, min(_BLOCK * 4, -(-total // (8 * runner.workers))))
     bounds = [(start, min(start + size, total)) for start in range(0, total, size)]
     done = [0]
 
