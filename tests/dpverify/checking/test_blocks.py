@@ -224,3 +224,40 @@ def test_all_records_and_orderings_listed():  # the blocks' rows are real datase
     assert plan.groups == ((1, 3, 0), (0, 1, 1))
     assert plan.rows((1, 0, 3)).tolist() == [3, 4, 5, 12, 13, 14, 21, 22, 23]
     assert products[plan.rows((1, 0, 3))[4]] == (1, 1, 1)  # 13 = 1*9 + 1*3 + 1
+
+
+def test_no_whole_matrix_in_blocks(monkeypatch):
+    """In blocks no process evaluates the whole matrix (evaluate_blocks) nor sweeps one (engine.sweep)."""
+    from dpverify.checking import checker
+    from dpverify.verdict import engine
+
+    mechanism = TableMechanism(3, 4, 4, exact=False, vectorised=True, sparse=False)
+    whole, _ = _both_ways(monkeypatch, mechanism, 3, 4, 1.0, 0.0, 10**9)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the whole matrix was built")
+
+    monkeypatch.setattr(checker, "evaluate_blocks", refused)
+    monkeypatch.setattr(engine, "sweep", refused)
+    monkeypatch.setattr(_blocks, "BLOCKS_FROM_ROWS", 1)
+    monkeypatch.setattr(_blocks, "BLOCK_ROWS", 9)
+    blocks = verify(mechanism, records=list(range(3)), n=4, epsilon=1.0, exchangeable=False, seed=1)
+    assert _figures(blocks) == _figures(whole)
+
+
+class _Remote:
+    """A runner whose workers do not share this machine's memory (a Dask cluster on other machines)."""
+
+    parallel, workers, shares_memory = True, 4, False
+
+
+def test_a_remote_cluster_gets_blocks_at_any_size():
+    from dpverify.finite.neighbors import relation
+
+    pairs = relation("substitute").pairs(list(range(3)), 4, exchangeable=False)
+    assert _blocks.block_plan_for(pairs, type("Local", (), {"parallel": True, "workers": 4, "shares_memory": True})()) is None
+    plan = _blocks.block_plan_for(pairs, _Remote())
+    # 81 datasets on 4 workers: blocks of at most max(3 * 64, 81 // 16) = 192 rows, i.e. all 81 in one group
+    assert plan is not None and plan.groups == ((0, 4, 0),)
+    multisets = relation("substitute").pairs(list(range(3)), 4, exchangeable=True)
+    assert _blocks.block_plan_for(multisets, _Remote()) is None  # exchangeable pairs keep the whole (small) matrix
