@@ -35,8 +35,11 @@ Certification then runs on the candidates' rows alone (:func:`dpverify.verdict.e
 ``swept=``). Memory in the driver is that of the candidates, one block per task in flight and a
 flag per dataset; a remote Dask cluster receives the mechanism and block numbers, not a matrix.
 
-Only the sweep's ``epsilon_pair`` / ``delta_pair`` (not part of a verdict) may name another pair
-attaining the same maximum than the whole-matrix sweep names.
+Only the sweep's ``delta_pair`` (not part of a verdict or a result) may name another pair attaining
+the same largest delta than the whole-matrix sweep names: that sweep prefers a forward pair within
+its chunk of ``2**16`` pairs, and a block's chunks are its own. ``epsilon_pair`` is the same (the
+first pair attaining eps*: a block's first is its smallest global pair, and the merge takes the
+smallest of those).
 """
 
 from __future__ import annotations
