@@ -184,8 +184,10 @@ def block_plan_for(pairs: Any, runner: Any, *, rows: int | None = None, from_row
 # --- first pass: the outcome columns, exact flags and kept exact outputs (no matrix) ---------------
 
 
-def _outline_block(block: Sequence[tuple], shared: Any) -> tuple:
-    outcomes, floats, flags, contents, ids = _evaluate_block(block, shared)
+def _outlined(evaluated: tuple) -> tuple:
+    """One evaluated block (:func:`~dpverify.checking._evaluation._evaluate_block`) without its float
+    rows: ``(outcomes, exact flags or False when none, kept outputs, their ids, their float rows)``."""
+    outcomes, floats, flags, contents, ids = evaluated
     if not contents:
         return outcomes, (flags if flags.any() else False), [], None, None
     first = {int(i): row for row, i in zip(range(len(ids)), ids.tolist()) if i >= 0}
@@ -193,19 +195,34 @@ def _outline_block(block: Sequence[tuple], shared: Any) -> tuple:
     return outcomes, flags, contents, ids, kept_rows
 
 
+def _outline_block(block: Sequence[tuple], shared: Any) -> tuple:
+    return _outlined(_evaluate_block(block, shared))
+
+
+def evaluation_size(total: int, runner: Any) -> int:
+    """The datasets per block of :func:`~dpverify.checking._evaluation.evaluate_blocks` (its own
+    formula): evaluated in the same blocks, the same exact outputs are kept (``KEEP_PER_BLOCK`` per
+    block), so certification re-runs the mechanism on the same rows."""
+    from dpverify.checking._evaluation import _BLOCK
+
+    return _BLOCK if not runner.parallel else max(256, min(_BLOCK * 4, -(-total // (8 * runner.workers))))
+
+
+def _pieces(start: int, stop: int, size: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` cut at the multiples of ``size``."""
+    cuts = [start, *range((start // size + 1) * size, stop, size), stop]
+    return [(a, b) for a, b in zip(cuts[:-1], cuts[1:]) if b > a]
+
+
 def outline(
     mechanism: Any, datasets: Sequence[tuple], runner: Any, progress: Callable[[int, int], None] | None = None
 ) -> tuple[list, np.ndarray, KeptRows]:
     """:func:`~dpverify.checking._evaluation.evaluate_blocks` without the matrix: the outcomes in
     order of first appearance, the exact flag of every row and the kept exact outputs."""
-    from dpverify.checking._evaluation import _BLOCK
     from dpverify.parallel.executors import Shared
 
     total = len(datasets)
-    # evaluate_blocks' own blocks: the same exact outputs kept (KEEP_PER_BLOCK per block), so
-    # certification re-runs the mechanism on the same rows
-    size = _BLOCK if not runner.parallel else max(256, min(_BLOCK * 4, -(-total // (8 * runner.workers))))
-    bounds = [(start, min(start + size, total)) for start in range(0, total, size)]
+    bounds = _pieces(0, total, evaluation_size(total, runner))
     done = [0]
 
     def finished(index: int) -> None:
@@ -215,6 +232,11 @@ def outline(
 
     parts = runner.map(_outline_block, [datasets[a:b] for a, b in bounds], Shared({}, {"mechanism": mechanism}),
                        finished)
+    return _merged_outlines(bounds, parts, total)
+
+
+def _merged_outlines(bounds: list[tuple[int, int]], parts: list[tuple], total: int) -> tuple[list, np.ndarray, KeptRows]:
+    """The blocks' outlines merged in order, as evaluate_blocks merges its blocks."""
     outcome_index: dict[Hashable, int] = {}
     for outcomes, *_ in parts:
         for outcome in outcomes:
@@ -270,16 +292,51 @@ def _block_matrix(mechanism: Any, datasets: Any, runs: list[tuple[int, int]], ou
 def _sweep_block(task: tuple[int, int, int], shared: Any) -> tuple:
     """One block evaluated and swept: the kernel's partial worst case with global numbers, and the
     float rows its candidates and near pairs read, ``(rows, values)``."""
+    plan: BlockPlan = shared["plan"]
+    matrix = _block_matrix(shared["mechanism"], shared["datasets"], plan.runs(task), shared["outcomes"])
+    return _swept(plan, task, matrix, shared["settings"])
+
+
+def _sweep_first(task: tuple[int, int, int], shared: Any) -> tuple:
+    """A block of the lowest group (contiguous datasets) in the first pass, before the outcome columns
+    are known: evaluated in evaluate_blocks' own blocks (outlined as :func:`outline` does), swept in
+    the columns of its own first appearances with the margins its own rows imply. Returns ``(part,
+    its outcomes, its settings, its outlines)``; the driver keeps the part when its outcomes and
+    settings are the run's, else sweeps the block again."""
+    from dpverify.parallel.executors import Shared
+    from dpverify.verdict.engine import sweep_settings
+
+    plan: BlockPlan = shared["plan"]
+    ((start, stop),) = plan.runs(task)
+    evaluate = Shared({}, {"mechanism": shared["mechanism"]})
+    pieces = [_evaluate_block(shared["datasets"][a:b], evaluate) for a, b in _pieces(start, stop, shared["size"])]
+    index: dict[Hashable, int] = {}
+    for found, *_ in pieces:
+        for outcome in found:
+            index.setdefault(outcome, len(index))
+    matrix = np.zeros((stop - start, len(index)))
+    at = 0
+    for found, floats, *_ in pieces:
+        matrix[at : at + len(floats), [index[o] for o in found]] = floats
+        at += len(floats)
+    row_error, matrix_error, exact_of = shared["errors"]
+    any_float = any(not piece[2].all() for piece in pieces)
+    largest = max(row_error if not exact_of and any_float else 0.0, matrix_error)
+    epsilon, claim_delta = shared["claim"]
+    settings = sweep_settings(len(index), epsilon, claim_delta=claim_delta, error=largest)
+    return _swept(plan, task, matrix, settings), list(index), settings, [_outlined(piece) for piece in pieces]
+
+
+def _swept(plan: BlockPlan, task: tuple[int, int, int], matrix: np.ndarray, settings: dict) -> tuple:
+    """The block's rows ``matrix`` swept (the engine's kernel), its numbers made global."""
     from dpverify.parallel.executors import Shared
     from dpverify.verdict._sweep import sweep_shard
 
-    plan: BlockPlan = shared["plan"]
-    matrix = _block_matrix(shared["mechanism"], shared["datasets"], plan.runs(task), shared["outcomes"])
     rows = plan.rows(task)
     columns = np.ascontiguousarray(matrix.T)
     with np.errstate(divide="ignore"):
         logs = np.log(columns)  # elementwise: the floats RowPairs.columns() makes
-    settings = dict(shared["settings"])
+    settings = dict(settings)
     source = SubstitutePairs(plan.z, plan.digits(task[0]))
     settings["source"] = source
     part = sweep_shard((0, plan.local_pairs(task[0])), Shared({"columns": columns, "log_columns": logs}, settings))
@@ -392,35 +449,65 @@ def decide_in_blocks(
     """``claimed.decide`` on the analysis's pairs, swept in row blocks on ``analysis.executor``: the
     same :class:`~dpverify.verdict.engine.Decision` as on the whole matrix, row numbers global
     (``check_float_row``: the checker's test of a float row against ``exact_distribution``)."""
+    from dpverify.checking._evaluation import EvaluatedDistributions
     from dpverify.parallel.executors import Shared, open_executor
     from dpverify.verdict.engine import RowPairs, decide, float_error_of, merged_sweep, sweep_settings
 
     plan: BlockPlan = analysis.blocks
-    lazy: LazyRows = analysis.matrix
-    datasets, outcomes = analysis.pairs.datasets, analysis.outcomes
+    lazy: Any = analysis.matrix  # a LazyRows
+    datasets = analysis.pairs.datasets
     exact_of = getattr(mechanism, "exact_distribution", None)
     rho = float_error_of(mechanism) if declared_error is None else declared_error
     if exact_of is not None:
         row_error, matrix_error = 0.0, rho
     else:
         row_error, matrix_error = rho, 0.0
-    any_float = exact_of is None and not bool(np.all(analysis.is_exact))
-    largest = max(row_error if any_float else 0.0, matrix_error)
     epsilon, delta = claimed.claimed_epsilon, claimed.claimed_delta
-    settings = sweep_settings(len(outcomes), float(epsilon), claim_delta=float(delta), error=largest)
     tasks = plan.tasks()
-    pairs_of = [plan.local_pairs(task[0]) for task in tasks]
-    total, done = sum(pairs_of), [0]
+    pairs_of = {task: plan.local_pairs(task[0]) for task in tasks}
+    total, done = sum(pairs_of.values()), [0]
 
-    def finished(index: int) -> None:
-        done[0] += pairs_of[index]
-        if analysis.progress is not None:
-            analysis.progress(done[0], total)
+    def finished(batch: list) -> Callable[[int], None]:
+        def report(index: int) -> None:
+            done[0] += pairs_of[batch[index]]
+            if analysis.progress is not None:
+                analysis.progress(done[0], total)
 
-    shared = Shared({}, {"plan": plan, "mechanism": mechanism, "datasets": datasets, "outcomes": outcomes,
-                         "settings": settings})
+        return report
+
+    parts: list[tuple] = []
     with open_executor(analysis.executor) as runner:
-        parts = runner.map(_sweep_block, tasks, shared, finished)
+        rest = tasks
+        if analysis.is_exact is None:  # the first pass is the lowest group's sweep (module docstring)
+            first = [task for task in tasks if task[0] == 0]
+            rest = [task for task in tasks if task[0] != 0]
+            size = evaluation_size(len(datasets), runner)
+            error_settings = (row_error, matrix_error, exact_of is not None)
+            shared = Shared({}, {"plan": plan, "mechanism": mechanism, "datasets": datasets, "size": size,
+                                 "errors": error_settings, "claim": (float(epsilon), float(delta))})
+            found = runner.map(_sweep_first, first, shared, finished(first))
+            bounds = [piece for task in first for start, stop in plan.runs(task) for piece in _pieces(start, stop, size)]
+            outcomes, exact, kept = _merged_outlines(bounds, [o for _, _, _, outlines in found for o in outlines],
+                                                     len(datasets))
+            analysis.outcomes, analysis.is_exact = outcomes, exact
+            lazy.outcomes, lazy.shape = outcomes, (len(datasets), len(outcomes))
+            analysis.distributions = EvaluatedDistributions(
+                mechanism, datasets, matrix=lazy, outcomes=outcomes, relative=2 * float_error_of(mechanism),
+                is_exact=exact, kept=kept)
+        outcomes = analysis.outcomes
+        any_float = exact_of is None and not bool(np.all(analysis.is_exact))
+        settings = sweep_settings(len(outcomes), float(epsilon), claim_delta=float(delta),
+                                  error=max(row_error if any_float else 0.0, matrix_error))
+        if rest is not tasks:
+            for task, (part, own, own_settings, _) in zip(first, found):
+                if own == outcomes and own_settings == settings:
+                    parts.append(part)
+                else:  # its own columns or margins were not the run's: swept again in the run's
+                    done[0] -= pairs_of[task]
+                    rest.append(task)
+        shared = Shared({}, {"plan": plan, "mechanism": mechanism, "datasets": datasets, "outcomes": outcomes,
+                             "settings": settings})
+        parts += runner.map(_sweep_block, rest, shared, finished(rest))
     part, ids, values = _merged(parts, settings, 2 * float_error_of(mechanism), mechanism, datasets, plan)
     swept = merged_sweep([part], settings)
     for row, value in zip(ids.tolist(), values):

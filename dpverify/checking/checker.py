@@ -234,9 +234,11 @@ def _analyze(
     name = getattr(mechanism, "__name__", type(mechanism).__name__)
     seed = new_seed(seed)
     started = time.perf_counter()
+    blocks = blocks and evaluator is runner  # (a mechanism that cannot travel to the workers: whole matrix)
     pairs, outcomes, matrix, exact, kept, plan = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name,
                                                            blocks)
-    distributions = _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
+    # (deferred row blocks: made by their first pass, decide_in_blocks)
+    distributions: Any = None if exact is None else _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
     symmetry = None
     if declared:
         # proving the declaration may cost what the run costs (at least MIN_SYMMETRY_BUDGET seconds);
@@ -249,7 +251,7 @@ def _analyze(
             declared = False
             check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
             pairs, outcomes, matrix, exact, kept, plan = _evaluate(mechanism, rel, universe, n, declared, evaluator,
-                                                                   meter, name, blocks)
+                                                                   meter, name, blocks, deferred=False)
             distributions = _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
             _same_as_the_refutation(mechanism, symmetry.violation, pairs, distributions)
     expected = rel.count(len(universe), n, exchangeable=declared)
@@ -301,14 +303,18 @@ def _lookup(pairs: PairSet, distributions: EvaluatedDistributions) -> Callable[[
 
 def _evaluate(
     mechanism: Any, rel: NeighborRelation, universe: Sequence[Hashable], n: int, declared: bool, evaluator: Any,
-    meter: Progress, name: str, blocks: bool = False,
-) -> tuple[PairSet, list, Any, np.ndarray, KeptRows, BlockPlan | None]:
+    meter: Progress, name: str, blocks: bool = False, deferred: bool = True,
+) -> tuple[PairSet, list, Any, Any, Any, BlockPlan | None]:
     """Every dataset evaluated: the matrix, or with ``blocks`` on a large black-box replace-one
-    instance only the outcome columns and exact flags (the rows are evaluated again, block by block,
-    where they are swept: :mod:`dpverify.checking._blocks`) and a :class:`LazyRows` for the matrix."""
+    instance a :class:`LazyRows` for the matrix and, ``deferred``, nothing else: the rows are evaluated
+    block by block where they are swept (:mod:`dpverify.checking._blocks`), the outcome columns and
+    exact flags by the first of those passes; not ``deferred`` (they are needed at once), the outcome
+    columns and exact flags by a pass of their own (:func:`~dpverify.checking._blocks.outline`)."""
     pairs = rel.pairs(universe, n, exchangeable=declared)
     report = meter.stage(f"evaluating {name}", len(pairs.datasets), "datasets")
     plan = block_plan_for(pairs, evaluator) if blocks and not declared else None
+    if plan is not None and deferred:  # evaluated where it is swept, the first pass with the lowest group
+        return pairs, [], LazyRows(mechanism, pairs.datasets, []), None, None, plan
     if plan is not None:
         outcomes, exact, kept = outline(mechanism, pairs.datasets, evaluator, report)
         return pairs, outcomes, LazyRows(mechanism, pairs.datasets, outcomes), exact, kept, plan

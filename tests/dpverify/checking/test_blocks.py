@@ -261,3 +261,19 @@ def test_a_remote_cluster_gets_blocks_at_any_size():
     assert plan is not None and plan.groups == ((0, 4, 0),)
     multisets = relation("substitute").pairs(list(range(3)), 4, exchangeable=True)
     assert _blocks.block_plan_for(multisets, _Remote()) is None  # exchangeable pairs keep the whole (small) matrix
+
+
+def test_a_refuted_declaration_in_blocks(monkeypatch):
+    """A mechanism declared exchangeable that is not: refuted, then every ordered dataset in blocks
+    (the outline pass of its own: the refutation is compared with the rows at once)."""
+    mechanism = TableMechanism(9, 4, 5, exact=True, vectorised=False, sparse=True)
+    mechanism.exchangeable = True
+    answers = []
+    for from_rows in (10**12, 1):
+        monkeypatch.setattr(_blocks, "BLOCKS_FROM_ROWS", from_rows)
+        monkeypatch.setattr(_blocks, "BLOCK_ROWS", 9)
+        answers.append(verify(mechanism, records=list(range(3)), n=4, epsilon=1.0, delta=0.2, seed=3))
+    whole, blocks = answers
+    assert whole.symmetry_violation is not None and not whole.exchangeable
+    assert _figures(whole) == _figures(blocks)
+    assert whole.symmetry_violation == blocks.symmetry_violation
