@@ -29,8 +29,13 @@ pair numbers, and the float rows of its candidates. The driver merges them as th
 would: candidates in the order (chunk of ``2**16`` global pairs, direction, pair) that sweep
 concatenates them in, so the engine's stable sort picks the same witness; maxima are exact whatever
 the order, and a hockey-stick sum is computed per pair over the same columns in the same order. The
-outcome columns are those of a first evaluation pass (order of first appearance over all datasets,
-as :func:`~dpverify.checking._evaluation.evaluate_blocks` orders them), which returns no matrix.
+outcome columns are in order of first appearance over all datasets, as
+:func:`~dpverify.checking._evaluation.evaluate_blocks` orders them, found by the first pass, which is
+the lowest group's sweep itself (its blocks are contiguous and cover every dataset once): each of
+its blocks is swept in the columns of its own first appearances, with the margins its own rows
+imply, and swept again only where those are not the run's (an outcome first seen in an earlier
+block, a float row elsewhere). It also returns each row's exact flag and the exact outputs kept,
+evaluated in evaluate_blocks' own pieces.
 Certification then runs on the candidates' rows alone (:func:`dpverify.verdict.engine.decide` with
 ``swept=``). Memory in the driver is that of the candidates, one block per task in flight and a
 flag per dataset; a remote Dask cluster receives the mechanism and block numbers, not a matrix.
