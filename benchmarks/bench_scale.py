@@ -56,6 +56,8 @@ elif kind == "dask":
 from dpverify import verify
 from dpverify.mechanisms.audits.realizable_to_agnostic import measure_agnostic
 from dpverify.mechanisms.exponential import threshold_learner
+usage = lambda: (lambda u: (u.ru_maxrss, u.ru_utime + u.ru_stime))(__import__("resource").getrusage(0))
+workers_before = executor.run(usage) if cluster is not None else {{}}  # their start and imports, not counted
 started = time.perf_counter()
 if instance == "em":
     records = [(x, y) for x in range(4) for y in (0, 1)]
@@ -68,10 +70,9 @@ else:
 seconds = time.perf_counter() - started
 workers_peak, workers_cpu = 0.0, 0.0
 if cluster is not None:
-    usage = lambda: (lambda u: (u.ru_maxrss, u.ru_utime + u.ru_stime))(__import__("resource").getrusage(0))
     info = executor.run(usage)
     workers_peak = max(peak for peak, _ in info.values()) / 1024
-    workers_cpu = sum(cpu for _, cpu in info.values())
+    workers_cpu = sum(cpu - workers_before[address][1] for address, (_, cpu) in info.items())
     executor.close(); cluster.close()
 import multiprocessing
 while kind == "processes" and multiprocessing.active_children():  # a pool's workers end after the call
@@ -80,7 +81,10 @@ children = resource.getrusage(resource.RUSAGE_CHILDREN)
 own = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({{"seconds": seconds, "start": start_seconds, "answer": answer,
                   "driver_mib": own.ru_maxrss / 1024, "worker_mib": max(workers_peak, children.ru_maxrss / 1024),
-                  "cpu": own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + workers_cpu}},
+                  # a Dask cluster's workers counted from before the run (their start excluded): once
+                  # closed they are also among this process's children, so those are left out
+                  "cpu": own.ru_utime + own.ru_stime + (workers_cpu if cluster is not None
+                                                        else children.ru_utime + children.ru_stime)}},
                  default=str))
 """
 
