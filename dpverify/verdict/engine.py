@@ -104,6 +104,8 @@ __all__ = [
     "decide_pair",
     "DEFAULT_FLOAT_ERROR",
     "float_error_of",
+    "sweep_settings",
+    "merged_sweep",
 ]
 
 _UNIT = 2.0**-53
@@ -379,14 +381,9 @@ def sweep(
     from dpverify.parallel.executors import Shared, open_executor, shard_ranges
     from dpverify.verdict._sweep import sweep_shard
 
-    factor = exp_epsilon(epsilon)
-    outcomes = pairs.matrix.shape[1]
-    scale = 1.0 + factor if math.isfinite(factor) else math.inf
-    settings = {
-        "symmetric": pairs.symmetric, "source": pairs.source, "epsilon": float(epsilon), "factor": factor,
-        "claim_delta": claim_delta, "with_delta": with_delta, "with_stability": with_stability,
-        "delta_margin": (2 * error + (outcomes + 8) * _UNIT) * scale, "epsilon_margin": 4 * error + 1e-12,
-    }
+    settings = sweep_settings(pairs.matrix.shape[1], epsilon, symmetric=pairs.symmetric, claim_delta=claim_delta,
+                              with_delta=with_delta, with_stability=with_stability, error=error)
+    settings["source"] = pairs.source
     total = len(pairs.source)
     with open_executor(pairs.executor) as runner:
         chunks = -(-total // _CHUNK)
@@ -406,6 +403,28 @@ def sweep(
                 pairs.progress(done[0], total)
 
         parts = runner.map(sweep_shard, tasks, Shared(arrays, settings), finished)
+    return merged_sweep(parts, settings)
+
+
+def sweep_settings(
+    outcomes: int, epsilon: float, *, symmetric: bool = True, claim_delta: float | None = None, with_delta: bool = True,
+    with_stability: bool = False, error: float = 0.0,
+) -> dict[str, Any]:
+    """What every shard of :func:`sweep` reads besides the rows and the pairs (``source`` is None here:
+    the caller sets it): the claim, ``e^eps`` and the certification margins over ``outcomes`` columns."""
+    factor = exp_epsilon(epsilon)
+    scale = 1.0 + factor if math.isfinite(factor) else math.inf
+    return {
+        "symmetric": symmetric, "source": None, "epsilon": float(epsilon), "factor": factor,
+        "claim_delta": claim_delta, "with_delta": with_delta, "with_stability": with_stability,
+        "delta_margin": (2 * error + (outcomes + 8) * _UNIT) * scale, "epsilon_margin": 4 * error + 1e-12,
+    }
+
+
+def merged_sweep(parts: Sequence[tuple], settings: Mapping[str, Any]) -> Sweep:
+    """The shards' partial worst cases (:func:`dpverify.verdict._sweep.sweep_shard`, in pair order)
+    merged into one :class:`Sweep`: strict ``>`` in shard order, candidates end to end."""
+    claim_delta, with_delta = settings["claim_delta"], settings["with_delta"]
     best_eps, eps_at, eps_forward = -math.inf, -1, True
     best_delta, delta_at, delta_forward = -math.inf, -1, True
     stability = 0.0
@@ -470,17 +489,21 @@ class Decision:
         return self.verdict.passes
 
 
-def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0) -> Decision:
+def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0, *, swept: Sweep | None = None) -> Decision:
     """Decide ``(epsilon, delta)`` on every pair of ``pairs``: sweep, certify, verdict.
 
     ``epsilon`` and ``delta`` may be exact (int, Fraction, sympy) or float (read as in
     :func:`dpverify.verdict._certify.effective_claim`). The candidates are certified by
     :func:`dpverify.verdict._certify.walk_candidates` (one certificate per distinct pair of rows); the
     figures are exact where the module docstring's "Exact figures" says so.
+
+    ``swept``: the sweep already made elsewhere (row blocks evaluated and swept by workers,
+    :mod:`dpverify.checking._blocks`), its rows being those of ``pairs``; then only certification
+    and the figures run here.
     """
     errors = pairs.errors()
     largest = max(float(errors.max(initial=0.0)), pairs.matrix_error)
-    result = sweep(pairs, float(epsilon), claim_delta=float(delta), error=largest)
+    result = swept if swept is not None else sweep(pairs, float(epsilon), claim_delta=float(delta), error=largest)
     # (with pair_delta the sweep compares each pair with its own delta)
     candidates = result.candidates
     quick = np.asarray(_surely_within_rounding(pairs, candidates, errors, epsilon, delta), dtype=bool)
