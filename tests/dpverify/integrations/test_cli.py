@@ -9,10 +9,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import tempfile
-from pathlib import Path
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pytest
 
