@@ -122,11 +122,14 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-GRAPH = {module: imports_of(module) for module in MODULES}
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """Every module's imports (parsed once per module run, not at collection on every xdist worker)."""
+    return {module: imports_of(module) for module in MODULES}
 
 
-def test_there_are_no_import_cycles():
-    assert _cycles(GRAPH) == []
+def test_there_are_no_import_cycles(graph):
+    assert _cycles(graph) == []
 
 
 def test_the_cycle_check_finds_a_planted_cycle():
@@ -135,16 +138,16 @@ def test_the_cycle_check_finds_a_planted_cycle():
     assert _cycles(planted) == [["a", "b", "c"]]
 
 
-def test_the_import_reader_sees_deferred_imports():
+def test_the_import_reader_sees_deferred_imports(graph):
     # dpverify.verdict.engine imports the executors inside a function (its parallel sweep).
-    assert "dpverify.parallel.executors" in GRAPH["dpverify.verdict.engine"]
+    assert "dpverify.parallel.executors" in graph["dpverify.verdict.engine"]
     # an old flat path resolves to the module's new home
     assert _resolve("dpverify.checker") == "dpverify.checking.checker"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
-def test_every_import_goes_down_the_layers(module):
-    upward = sorted(target for target in GRAPH[module] if _layer(target) > _layer(module))
+def test_every_import_goes_down_the_layers(graph, module):
+    upward = sorted(target for target in graph[module] if _layer(target) > _layer(module))
     assert upward == [], f"{module} (layer {_layer(module)}) imports from a higher layer: {upward}"
 
 

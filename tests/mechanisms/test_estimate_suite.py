@@ -63,12 +63,30 @@ VIOLATION_SAMPLES = {
 }
 
 
+#: The exact eps* of the two suite rows that take seconds to measure (svt3 about 3.6 s, svt6 about 1.8 s of CPU;
+#: every other row takes under 0.4 s), as ``measure`` computes them: the default run reads these, and
+#: test_recorded_exact_epsilons_are_the_suite_rows (slow) measures them again. svt3 leaks its noisy answer:
+#: eps* = 5 * 0.7 = 3.5 (up to float rounding); svt6 (no cutoff) 3.0918.
+RECORDED_EPSILON_STAR = {"svt3": 3.4999999999999996, "svt6": 3.0918008598676017}
+
+
 @cache
-def exact_epsilon(name: str) -> float:
+def measured_epsilon(name: str) -> float:
     """The exact eps* of the suite row (``measure``: ``verify_pairs`` on StatDP's patterns at 0.7)."""
     found = measure(name, EPSILON)
     assert found.verdict is (Verdict.HOLDS if SPECS[name].correct else Verdict.VIOLATED)
     return found.epsilon_star
+
+
+def exact_epsilon(name: str) -> float:
+    """:func:`measured_epsilon`, or its recorded value for the rows of :data:`RECORDED_EPSILON_STAR`."""
+    return RECORDED_EPSILON_STAR[name] if name in RECORDED_EPSILON_STAR else measured_epsilon(name)
+
+
+@pytest.mark.slow  # about 5.5 s: the two rows the default run reads from RECORDED_EPSILON_STAR
+@pytest.mark.parametrize("name", sorted(RECORDED_EPSILON_STAR))
+def test_recorded_exact_epsilons_are_the_suite_rows(name):
+    assert measured_epsilon(name) == pytest.approx(RECORDED_EPSILON_STAR[name], rel=1e-13)
 
 
 def estimate(name: str, samples: int, seed: int, **options):

@@ -172,8 +172,10 @@ def _check(stick, reference):
     assert stick.low <= low <= high <= stick.high and low <= value + error and value - error <= high
 
 
-@pytest.mark.parametrize("pair", [PATTERNS[0], PATTERNS[3], PATTERNS[7]], ids=str)
-@pytest.mark.parametrize("eps", [F(0), F(7, 10)])
+# Two of the six (eps, pattern) cases (each 0.4-0.8 s of mpmath): eps = 0 (total variation) on a pattern where
+# half the answers move, eps = 7/10 on one where one answer moves. Every pattern at eps in {0, 7/20, 7/10, 7/5}
+# is checked under -m slow (test_noisy_max_value_every_pattern_against_quadrature).
+@pytest.mark.parametrize(("eps", "pair"), [(F(0), PATTERNS[7]), (F(7, 10), PATTERNS[0])], ids=str)
 def test_noisy_max_value_laplace_against_quadrature(pair, eps):
     mechanism = NoisyMaxValue(EPS)  # Lap(2/eps) = Lap(20/7)
     b = 2 / EPS

@@ -36,9 +36,27 @@ SLOW_ONLY_ROWS = {
     ("C15", "user_level_learner", (("reveal_estimate", False),)),
     # 3 users: the n = 2 rows (replace-one, mixture, add/remove) run the same learner
     ("C15", "user_level_learner", (("n", 3), ("epsilon", 1))),
-    # both mutants caught at this very instance by test_user_level.py::test_user_level_claim_holds_and_mutants_are_caught
+    # both mutants caught by test_user_level.py::test_user_level_claim_holds_and_mutants_are_caught: at m = 1 by
+    # default, at this very instance (m = 2) under -m slow
     ("C15", "mutant_user_level_half_noise", ()),
     ("C15", "mutant_user_level_without_composition", ()),
+    # 5.5 s (3 users of m = 2 at eps = 4): caught by default at m = 1 (test_user_level_without_half_is_caught_at_
+    # three_users_eps_four[m1], the same measure_user_level), at this instance under -m slow ([m2])
+    ("C15", "mutant_user_level_without_half", ()),
+    # 1.2 s: the mixture family is hypothesis_family(mixture=True), as in the C14 mixture row that runs; the
+    # user-level learner over it is checked at m = 1 by test_user_level_mixture_is_the_plain_family_at_m1
+    ("C15", "user_level_learner", (("mixture", True),)),
+    # 1.9 s: 3 users at T = 2; the N = 3, n = 2, T = 2 row runs the two rounds, the C15 rows and
+    # test_user_level_without_half_is_caught_at_three_users_eps_four[m1] run 3 users
+    ("C16", "private_threshold", (("N", 2), ("n", 3), ("T", 2))),
+    # 2.5 s: the user-level learner under add/remove; at m = 1 by default (test_user_level_add_remove_at_m1,
+    # the same measure_user_level); the C14 and C16 add/remove rows run; its value is checked under -m slow
+    # (test_slow_rows_measured_values)
+    ("C15", "user_level_learner", (("neighbors", "add_remove"),)),
+    # 1.3 s: PrivateCompare with half its noise; caught by default by test_user_level.py::
+    # test_private_compare_is_tightly_eps_prime_dp_and_its_mutant_is_caught (eps* 0.25 = 2 x 1/8 there too),
+    # the parent row runs; its value is checked under -m slow (test_slow_rows_measured_values)
+    ("C15", "mutant_private_compare_half_noise", ()),
 }
 
 
@@ -56,7 +74,7 @@ def _run(selected):
 
 @pytest.fixture(scope="module")
 def rows():
-    """Every row but SLOW_ONLY_ROWS (about 25 s): all those the value checks below read, and the rest."""
+    """Every row but SLOW_ONLY_ROWS (about 9 s of CPU): all those the value checks below read, and the rest."""
     return _run([case for case in cases() if not _slow_only(case)])
 
 
@@ -86,9 +104,9 @@ def test_every_row_as_expected(all_rows):
 
 def test_default_rows_as_expected(rows):
     result, _ = rows
-    assert len(result) == len(cases()) - 4  # SLOW_ONLY_ROWS match four rows
+    assert len(result) == len(cases()) - 9  # SLOW_ONLY_ROWS match nine rows
     _check_rows(result)
-    # (time is not asserted: about 25 s on 2 cores, slower under load)
+    # (time is not asserted: about 9 s of CPU, slower under load)
 
 
 def test_rows_exchangeability_is_proved(rows):
@@ -117,13 +135,33 @@ def test_measured_values(rows):
     compare = _row(result, "C15", "private_compare").measurement
     assert compare.claimed_epsilon == 0.125 and compare.epsilon_star == pytest.approx(0.125, abs=1e-12)  # tight
     assert compare.details["midpoints"] == 15
-    assert _row(result, "C15", "mutant_private_compare_half_noise").measurement.epsilon_star == pytest.approx(0.25, abs=1e-12)
     assert _row(result, "C16", "private_threshold", T=1, N=3).measurement.epsilon_star == pytest.approx(0.3863, abs=1e-4)
     assert _row(result, "C16", "mutant_threshold_without_composition").measurement.epsilon_star == pytest.approx(1.801, abs=1e-3)
     # The half-noise mutant is within the slack at eps = 1 (0.7217); its row runs at eps = 16.
     at_one = measure_private_threshold(N=3, m=2, n=2, epsilon=1, T=1, t=0, variant="mutant_threshold_half_noise")
     assert at_one.epsilon_star == pytest.approx(0.7217, abs=1e-4) and at_one.verdict is Verdict.HOLDS
     assert _row(result, "C16", "mutant_threshold_half_noise").measurement.epsilon_star == pytest.approx(16.7369, abs=1e-4)
+
+
+@pytest.mark.slow  # the values of two SLOW_ONLY_ROWS rows, measured on the reference run
+def test_slow_rows_measured_values(all_rows):
+    result, _ = all_rows
+    assert _row(result, "C15", "mutant_private_compare_half_noise").measurement.epsilon_star == pytest.approx(0.25, abs=1e-12)
+    row = _row(result, "C15", "user_level_learner", neighbors="add_remove")
+    assert row.measurement.details["neighbors"] == "add_remove" and row.measurement.verdict is Verdict.HOLDS
+    assert row.measurement.epsilon_star == pytest.approx(0.4897, abs=1e-4)  # below its replace-one 0.6897
+
+
+def test_user_level_add_remove_at_m1():
+    # The C15 add/remove row's learner at m = 1 (the row, at m = 2, is in SLOW_ONLY_ROWS): measured 0.5029,
+    # below its replace-one 0.6933 (one user's block is half of a replacement), as 0.4897 < 0.6897 at m = 2.
+    kwargs = dict(concept="thresholds", domain_size=2, H="all_functions", m=1, n=2, epsilon=1, alpha=1)
+    add_remove = measure_user_level(**kwargs, neighbors="add_remove")
+    replace_one = measure_user_level(**kwargs)
+    assert add_remove.details["neighbors"] == "add_remove" and add_remove.verdict is Verdict.HOLDS
+    assert add_remove.details["exchangeability"] == "proved on every ordering"
+    assert add_remove.epsilon_star == pytest.approx(0.5029, abs=1e-4)
+    assert replace_one.epsilon_star == pytest.approx(0.6933, abs=1e-4)
 
 
 def test_claim_measurements_map():
@@ -192,20 +230,41 @@ def test_module_documents_every_variant():
 # -- mutants caught at larger instances (issue 7, finding 5) ----------------------------------------
 
 
-@pytest.mark.slow  # about 10 s; the mutant's row itself runs in the default audit-rows fixture
-def test_user_level_without_half_is_caught_at_three_users_eps_four():
-    # The parent holds with room (eps* 2.933 <= 4); the EM without its 1/2 exceeds the claim.
-    parent = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=2, n=3, epsilon=4, alpha=1)
-    mutant = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=2, n=3, epsilon=4, alpha=1,
+@pytest.mark.parametrize(("m", "parent_epsilon", "mutant_epsilon"), [
+    # m = 1 example per user (about 1.7 s): the default twin; measured 2.9464 and 4.1152. At n = 2 users the
+    # mutant stays within the claim at every eps tried (1, 2, 4, 8), so 3 users are needed at either m.
+    (1, 2.9464, 4.1152),
+    # m = 2 (about 10 s): the C15 audit row's instance (a SLOW_ONLY_ROWS row)
+    pytest.param(2, 2.9325, 4.1013, marks=pytest.mark.slow),
+], ids=["m1", "m2"])
+def test_user_level_without_half_is_caught_at_three_users_eps_four(m, parent_epsilon, mutant_epsilon):
+    # The parent holds with room (eps* 2.93-2.95 <= 4); the EM without its 1/2 exceeds the claim.
+    parent = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=m, n=3, epsilon=4, alpha=1)
+    mutant = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=m, n=3, epsilon=4, alpha=1,
                                 variant="mutant_user_level_without_half")
-    assert parent.verdict is Verdict.HOLDS and parent.epsilon_star == pytest.approx(2.9325, abs=1e-4)
-    assert mutant.verdict is Verdict.VIOLATED and mutant.epsilon_star == pytest.approx(4.1013, abs=1e-4)
+    assert parent.verdict is Verdict.HOLDS and parent.epsilon_star == pytest.approx(parent_epsilon, abs=1e-4)
+    assert mutant.verdict is Verdict.VIOLATED and mutant.epsilon_star == pytest.approx(mutant_epsilon, abs=1e-4)
     assert mutant.witness.startswith("D  = ")
+    assert mutant.details["exchangeability"] == "proved on every ordering"
 
 
-def test_threshold_half_noise_is_caught_at_eps_sixteen():
+def test_user_level_mixture_is_the_plain_family_at_m1():
+    # The C15 mixture row's learner at m = 1, n = 2 (the row itself, at m = 2, is in SLOW_ONLY_ROWS). Over the
+    # mixture of all_functions(2) the EM's worst pair is the plain family's: both measured 0.6933 (at m = 2 both
+    # 0.6897, as the slow row reports).
+    plain = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=1, n=2, epsilon=1, alpha=1)
+    mixture = measure_user_level(concept="thresholds", domain_size=2, H="all_functions", m=1, n=2, epsilon=1, alpha=1,
+                                 mixture=True)
+    assert plain.verdict is mixture.verdict is Verdict.HOLDS
+    assert mixture.epsilon_star == pytest.approx(plain.epsilon_star, rel=1e-12)
+    assert mixture.epsilon_star == pytest.approx(0.6933, abs=1e-4)
+
+
+def test_threshold_half_noise_is_caught_at_eps_sixteen(rows):
     parent = measure_private_threshold(N=3, m=2, n=2, epsilon=16, T=1, t=0)
-    mutant = measure_private_threshold(N=3, m=2, n=2, epsilon=16, T=1, t=0, variant="mutant_threshold_half_noise")
+    row = _row(rows[0], "C16", "mutant_threshold_half_noise")  # measure_private_threshold at this very instance
+    assert row.case.parameters == {"N": 3, "m": 2, "n": 2, "epsilon": 16, "T": 1, "t": 0}
+    mutant = row.measurement
     assert parent.verdict is Verdict.HOLDS and parent.epsilon_star == pytest.approx(9.3401, abs=1e-4)
     assert mutant.verdict is Verdict.VIOLATED and mutant.epsilon_star == pytest.approx(16.7369, abs=1e-4)
     # The witness is a user-level neighbour pair: the first user's block is the same on both sides.
@@ -218,9 +277,9 @@ def test_rows_under_the_papers_add_remove_relation(rows):
     result, _ = rows
     # Li–Wang–Ye 2024 Sec. 2: neighbours add or remove one user. Values measured on the reference run; each is
     # below its replace-one value (one user's block is half of a replacement).
+    # (The C15 user-level learner's row, 0.4897 against 0.6897, is a SLOW_ONLY_ROWS row: test_slow_rows_measured_values.)
     expected = {
         ("C14", "item_level_learner"): (0.2809, 0.4564),
-        ("C15", "user_level_learner"): (0.4897, 0.6897),
         ("C16", "private_threshold"): (0.2175, 0.3863),
         ("C16", "private_median"): (0.0979, 0.1626),
     }

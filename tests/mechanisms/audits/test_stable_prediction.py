@@ -135,13 +135,17 @@ def test_stability_matches_core_analyze():
 
 
 @pytest.mark.parametrize(("epsilon", "alpha", "n", "em_privacy"), [
+    # eps = 19/20, alpha = 9/20: gamma = 171/800 = 0.21375; outline at n = 10: |T| = floor(0.21375 * 10 / 2)
+    # = floor(1.069) = 1, EM at gamma/4 = 171/3200 (eps* 0.0138; about 3 s): the default twin, the smallest n
+    # with |T| = 1 (gamma < 1/4 needs n >= 9, and alpha near 1/2 washes the learner out).
+    (Fraction(19, 20), Fraction(9, 20), 10, Fraction(171, 3200)),
     # eps = 9/10, alpha = 2/5: gamma = 9/50; outline at n = 12: |T| = 1, EM at 9/200 (eps* 0.0234; about 5 s,
-    # the exchangeability sample's budget): the default twin of the audit row's own instance below.
-    (Fraction(9, 10), Fraction(2, 5), 12, Fraction(9, 200)),
+    # the exchangeability sample's budget).
+    pytest.param(Fraction(9, 10), Fraction(2, 5), 12, Fraction(9, 200), marks=pytest.mark.slow),
     # eps = 4/5, alpha = 1/4: gamma = 1/10; outline at n = 20: |T| = 1, EM at 1/40 (about 25 s: each of the
     # exchangeability sample's datasets has 190 transpositions).
     pytest.param(Fraction(4, 5), Fraction(1, 4), 20, Fraction(1, 40), marks=pytest.mark.slow),
-], ids=["n12", "n20"])
+], ids=["n10", "n12", "n20"])
 def test_flip_prediction_matches_core_verify(epsilon, alpha, n, em_privacy):
     cc = thresholds(2)
     parameters = flip_parameters(epsilon, alpha, n)
