@@ -417,7 +417,9 @@ def verify(
     started = time.perf_counter()
     meter = Progress(progress)
     with open_executor(executor) as runner:
-        blocks = type(claimed).project is Claim.project  # a DP claim about the outputs themselves
+        # a DP claim about the outputs themselves, decided as the engine decides (row blocks run the
+        # engine's own decide; a claim with its own decide or project gets the whole matrix)
+        blocks = type(claimed).project is Claim.project and type(claimed).decide is Claim.decide
         analysis = _analyze(mechanism, records, n, neighbors, exchangeable, max_pairs, meter, runner, seed,
                             exchangeable_samples, blocks)
         try:

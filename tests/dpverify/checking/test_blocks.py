@@ -277,3 +277,27 @@ def test_a_refuted_declaration_in_blocks(monkeypatch):
     assert whole.symmetry_violation is not None and not whole.exchangeable
     assert _figures(whole) == _figures(blocks)
     assert whole.symmetry_violation == blocks.symmetry_violation
+
+
+def test_a_claim_with_its_own_decide_gets_the_whole_matrix(monkeypatch):
+    """Row blocks run the engine's own decide; a claim that overrides decide (or project) must still be
+    asked itself, on the whole matrix, or its rule would be dropped silently (found in review)."""
+    from dataclasses import dataclass
+
+    from dpverify.verdict.claims import PureDp
+
+    seen = []
+
+    @dataclass(frozen=True)
+    class Recorded(PureDp):
+        def decide(self, pairs):
+            seen.append(pairs.matrix.shape)
+            return super().decide(pairs)
+
+    mechanism = TableMechanism(3, 4, 4, exact=False, vectorised=True, sparse=False)
+    monkeypatch.setattr(_blocks, "BLOCKS_FROM_ROWS", 1)
+    monkeypatch.setattr(_blocks, "BLOCK_ROWS", 9)
+    plain = verify(mechanism, records=list(range(3)), n=4, epsilon=1.0, exchangeable=False, seed=1)
+    own = verify(mechanism, records=list(range(3)), n=4, claim=Recorded(1.0), exchangeable=False, seed=1)
+    assert seen == [(3**4, 4)]  # asked once, on all 81 rows (4 outcomes), not skipped for blocks
+    assert _figures(own) == _figures(plain)
