@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
 from numbers import Integral, Real
 from typing import Any
@@ -468,15 +468,12 @@ class PiecewiseExp:
             result = result * self
         return result
 
-    def integral(self, low: Fraction | None = None, high: Fraction | None = None) -> ExpSum:
-        """``int_low^high f(x) dx`` exactly (None for an infinite end)."""
+    def _clipped(self, low: Fraction | None, high: Fraction | None) -> Iterator[tuple[Any, Fraction | None, Fraction | None]]:
+        """Each piece that meets ``(low, high)`` (None: an infinite end) with its ends clipped to it."""
         ends: list[Fraction | None] = [None, *self.breaks, None]
-        terms: dict[Fraction, Fraction] = {}
         for j, piece in enumerate(self.pieces):
             a, b = ends[j], ends[j + 1]
-            if low is not None and (b is not None and b <= low):
-                continue
-            if high is not None and (a is not None and a >= high):
+            if (low is not None and b is not None and b <= low) or (high is not None and a is not None and a >= high):
                 continue
             if low is not None and (a is None or a < low):
                 a = low
@@ -484,6 +481,12 @@ class PiecewiseExp:
                 b = high
             if a is not None and b is not None and a >= b:
                 continue
+            yield piece, a, b
+
+    def integral(self, low: Fraction | None = None, high: Fraction | None = None) -> ExpSum:
+        """``int_low^high f(x) dx`` exactly (None for an infinite end)."""
+        terms: dict[Fraction, Fraction] = {}
+        for piece, a, b in self._clipped(low, high):
             for e, c in _integrate_terms(piece, a, b).items():
                 terms[e] = terms.get(e, 0) + c
         return ExpSum._owned(terms)
@@ -500,19 +503,9 @@ class PiecewiseExp:
         by 10%. An infinite end contributes 0 (every term decays there, as :meth:`integral`
         requires); ``err`` is ``inf`` when a term overflows."""
         unit = 2.0**-53
-        ends: list[Fraction | None] = [None, *self.breaks, None]
         total = magnitude = error = 0.0
         count = 0
-        for j, piece in enumerate(self.pieces):
-            a, b = ends[j], ends[j + 1]
-            if (low is not None and b is not None and b <= low) or (high is not None and a is not None and a >= high):
-                continue
-            if low is not None and (a is None or a < low):
-                a = low
-            if high is not None and (b is None or b > high):
-                b = high
-            if a is not None and b is not None and a >= b:
-                continue
+        for piece, a, b in self._clipped(low, high):
             for (r, e, d), coefficient in piece.items():
                 if (a is None and not r > 0) or (b is None and not r < 0):
                     raise ArithmeticError(f"the term {coefficient} x^{d} exp({r} x + {e}) is not integrable on an infinite piece")
