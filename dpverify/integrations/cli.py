@@ -205,16 +205,21 @@ def _output_directory(text: str) -> Path:
                 f"--output {text!r}: its parent directory {probe} does not exist (dpverify creates only the "
                 f"last directory of the path); create it first (mkdir -p {probe}) or choose another --output."
             )
+    _check_writable("--output", text, probe)
+    return path
+
+
+def _check_writable(option: str, text: str, directory: Path) -> None:
+    """Raise InvalidArgument (exit 2, before any work) unless a file can be created in ``directory``."""
     try:
-        handle, name = tempfile.mkstemp(dir=probe, prefix=".dpverify-write-test-")
+        handle, name = tempfile.mkstemp(dir=directory, prefix=".dpverify-write-test-")
         os.close(handle)
         os.remove(name)
     except OSError as error:
         raise InvalidArgument(
-            f"--output {text!r}: cannot write in {probe} ({error.strerror or error}); choose a directory you "
+            f"{option} {text!r}: cannot write in {directory} ({error.strerror or error}); choose a directory you "
             "can write to, or fix its permissions."
         ) from None
-    return path
 
 
 class _RowFailed(Exception):
@@ -255,15 +260,7 @@ def _report_file(text: str) -> Path:
             f"--report {text!r}: its directory {parent} does not exist; create it first (mkdir -p {parent}) or "
             "choose another --report."
         )
-    try:
-        handle, name = tempfile.mkstemp(dir=parent, prefix=".dpverify-write-test-")
-        os.close(handle)
-        os.remove(name)
-    except OSError as error:
-        raise InvalidArgument(
-            f"--report {text!r}: cannot write in {parent} ({error.strerror or error}); choose a directory you can "
-            "write to, or fix its permissions."
-        ) from None
+    _check_writable("--report", text, parent)
     return path
 
 
