@@ -29,6 +29,7 @@ from dpverify.errors import InvalidArgument
 from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes, mutant
 
+from ._memo import BoundedMemo
 from .exponential import exponential_mechanism
 from .laplace import argmin_distribution
 from .user_data import (
@@ -46,10 +47,6 @@ from .user_data import (
 )
 
 __all__ = ["PrivateMedian", "PrivateThreshold", "MutantThresholdWithoutComposition", "MutantThresholdScaleInverted"]
-
-
-#: Distinct (n, errors, prefix rows) outputs one PrivateThreshold remembers.
-_OUTPUT_MEMO = 1 << 16
 
 
 # -- PrivateMedian (Lemma 5.1) and PrivateThreshold (Alg. 1) ------------------------------------
@@ -175,7 +172,7 @@ class PrivateThreshold(TwoNumberModes):
         self.noise_factor = _positive_fraction("noise_factor", noise_factor)
         self._labels = _threshold_labels(N)
         self._medians: dict[tuple[int, int, int], PrivateMedian] = {}
-        self._outputs: dict[tuple, Distribution] = {}  # see _distribution
+        self._outputs: BoundedMemo[Distribution] = BoundedMemo()  # see _distribution
         self.__name__ = type(self).__name__
 
     def _round_epsilon(self) -> Any:
@@ -212,12 +209,7 @@ class PrivateThreshold(TwoNumberModes):
         errors = self._error_counts(users)
         prefix = _in_range_counts(users, self.N)
         key = (len(users), exact, errors, tuple(sorted(map(tuple, prefix.tolist()))))
-        found = self._outputs.get(key)
-        if found is None:
-            found = self._search(len(users), errors, prefix, exact)
-            if len(self._outputs) < _OUTPUT_MEMO:
-                self._outputs[key] = found
-        return found
+        return self._outputs.get_or_compute(key, lambda: self._search(len(users), errors, prefix, exact))
 
     def _search(self, n: int, errors: tuple[int, ...], prefix: np.ndarray, exact: bool) -> Distribution:
         """Alg. 1's rounds, every branch weighted by its probability."""

@@ -46,12 +46,10 @@ from dpverify.finite.mechanism import mutant
 from dpverify.finite.records import ConceptClass, Dataset, RepresentativeRule
 from dpverify.validation import check_epsilon
 
+from ._memo import BoundedMemo
 from .exponential import exponential_mechanism
 
 __all__ = ["ASSPP", "MutantCoverWithPrivatePoints"]
-
-#: Distinct (candidates, private multiset) outputs one ASSPP remembers.
-_OUTPUT_MEMO = 1 << 16
 
 
 Selector = Callable[..., Distribution]
@@ -98,7 +96,7 @@ class ASSPP:
         self.representative = representative
         self.exact = exact
         self.selector = selector
-        self._outputs: dict[tuple, Distribution] = {}  # see _distribution
+        self._outputs: BoundedMemo[Distribution] = BoundedMemo()  # see _distribution
         self.__name__ = type(self).__name__
 
     def __repr__(self) -> str:
@@ -131,12 +129,7 @@ class ASSPP:
         S_priv = self._check_private(S_priv)
         pool = self.candidates(T_pub, S_priv)
         key = (pool, tuple(sorted(S_priv)), exact)
-        found = self._outputs.get(key)
-        if found is None:
-            found = self._select(pool, S_priv, exact)
-            if len(self._outputs) < _OUTPUT_MEMO:
-                self._outputs[key] = found
-        return found
+        return self._outputs.get_or_compute(key, lambda: self._select(pool, S_priv, exact))
 
     def _select(self, pool: tuple[int, ...], S_priv: Dataset, exact: bool) -> Distribution:
         mistakes = self.H.mistakes(S_priv)

@@ -24,6 +24,7 @@ from dpverify.finite.distribution import Distribution
 from dpverify.finite.mechanism import TwoNumberModes, mutant
 from dpverify.finite.records import ConceptClass
 
+from ._memo import BoundedMemo
 from .exponential import exponential_mechanism
 from .item_level import hypothesis_families, select_hypothesis
 from .private_min_error import PrivateMinError
@@ -42,9 +43,6 @@ from .user_data import (
 )
 
 __all__ = ["UserLevelLearner", "MutantUserLevelWithoutComposition"]
-
-#: Distinct (minima, n, counts) outputs one learner remembers.
-_OUTPUT_MEMO = 1 << 16
 
 
 # -- the user-level learner (Thm. 4.6) ----------------------------------------------------------
@@ -93,7 +91,7 @@ class UserLevelLearner(TwoNumberModes):
         self.selector = selector
         self._h_labels = [np.array(family, dtype=bool) for family in self.H.families]
         self._levels: dict[Fraction, int] = {}
-        self._outputs: dict[tuple, Distribution] = {}  # see _distribution
+        self._outputs: BoundedMemo[Distribution] = BoundedMemo()  # see _distribution
         self.__name__ = type(self).__name__
 
     def _split_epsilon(self) -> tuple[Any, Any]:
@@ -132,12 +130,7 @@ class UserLevelLearner(TwoNumberModes):
         levels = sorted({self.level_for(eta_hat) for eta_hat in estimates})
         counts = {t: self._counts(users, t) for t in levels}
         key = (minima, n, exact, tuple(tuple(counts[t]) for t in levels))
-        found = self._outputs.get(key)
-        if found is None:
-            found = self._mixture(estimates, counts, n, exact)
-            if len(self._outputs) < _OUTPUT_MEMO:
-                self._outputs[key] = found
-        return found
+        return self._outputs.get_or_compute(key, lambda: self._mixture(estimates, counts, n, exact))
 
     def _mixture(self, estimates: Mapping[Fraction, Any], counts: Mapping[int, list[tuple[int, ...]]], n: int,
                  exact: bool) -> Distribution:
