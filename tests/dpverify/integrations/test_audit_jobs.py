@@ -271,3 +271,16 @@ def test_reports_stay_byte_identical_whatever_the_jobs_when_the_figures_are_unch
     written = json.loads((tmp_path / "audit.json").read_text())
     assert (written["jobs"], written["wall_seconds"]) == (2, 1.4)
     assert [r["seconds"] for r in written["results"]] == [round(r.seconds, 4) for r in faster]
+
+
+def test_a_time_at_a_rounding_edge_is_drawn_as_the_json_holds_it(tmp_path):
+    # 1.79502 s is written to audit.json as 1.795 (4 decimals), which prints as "1.79" (the float
+    # 1.795 is just below it), while 1.79502 itself prints "1.80": the Markdown and HTML must draw
+    # what the JSON holds, or the next run (reading its seconds back) rewrites them
+    rows = [r.__class__(r.case, r.measurement, 1.79502) for r in report_rows()]
+    write_reports(rows, tmp_path, timing=AuditTiming(1, 2.2))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert json.loads(before["audit.json"])["results"][0]["seconds"] == 1.795
+    assert "| 1.79 |" in before["audit.md"].decode() and "| 1.80 |" not in before["audit.md"].decode()
+    write_reports(report_rows(), tmp_path, timing=AuditTiming(2, 1.4))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
