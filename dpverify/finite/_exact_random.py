@@ -42,7 +42,7 @@ from dpverify.errors import (
     NondeterministicMechanism,
 )
 from dpverify.finite._lazy import LazyUniform
-from dpverify.finite._numbers import WAYS_ON, _arguments, _describe, _integer, _number
+from dpverify.finite._numbers import WAYS_ON, Enclosure, _arguments, _describe, _integer, _number, poisson_hazard
 
 __all__ = ["ExactRandom", "LazyUniform", "SUPPORTED_CALLS"]
 
@@ -66,6 +66,34 @@ class _Abort(BaseException):
     """Stops a run of the sampler with the error to raise (``args[0]``, also kept as the rng's
     ``_failure`` in case the sampler swallows it). A BaseException, so a sampler's ``except
     Exception:`` cannot swallow it."""
+
+
+class _Suspend(BaseException):
+    """Stops a run whose mass fell below the enumeration's cutoff: the path is left for a later,
+    finer pass (see :mod:`dpverify.finite.sampling`). A BaseException, like :class:`_Abort`."""
+
+
+#: Paths longer than this many draws are refused (a loop that does not end), unless the sampler's
+#: tail is explored by mass: then the cutoff ends every run first.
+DEFAULT_MAX_DEPTH = 10_000
+_ZERO, _ONE = Fraction(0), Fraction(1)
+_BOUND_BITS = 256  # enclosed masses are rounded outward to this many bits below their leading one
+
+
+def _round_down(value: Fraction) -> Fraction:
+    """The largest dyadic rational <= ``value`` with about :data:`_BOUND_BITS` significant bits."""
+    shift = _BOUND_BITS - (value.numerator.bit_length() - value.denominator.bit_length())
+    if value <= 0 or value.denominator.bit_length() <= 2 * _BOUND_BITS:
+        return value
+    return Fraction((value.numerator << shift) // value.denominator, 1 << shift) if shift >= 0 else value
+
+
+def _round_up(value: Fraction) -> Fraction:
+    """The smallest dyadic rational >= ``value`` with about :data:`_BOUND_BITS` significant bits."""
+    shift = _BOUND_BITS - (value.numerator.bit_length() - value.denominator.bit_length())
+    if value <= 0 or value.denominator.bit_length() <= 2 * _BOUND_BITS:
+        return value
+    return Fraction(-((-(value.numerator << shift)) // value.denominator), 1 << shift) if shift >= 0 else value
 
 
 
@@ -134,20 +162,29 @@ class ExactRandom:
     :data:`SUPPORTED_CALLS`). Scalars come back as Python ints (or the chosen element); arrays as
     numpy arrays, as numpy returns them; ``random()`` as a :class:`LazyUniform`."""
 
-    def __init__(self, dataset: Any, name: str, max_branches: int) -> None:
+    def __init__(self, dataset: Any, name: str, max_branches: int, *, max_depth: int = DEFAULT_MAX_DEPTH, tail: Fraction = _ZERO) -> None:
         self._dataset, self._name, self._max_branches = dataset, name, max_branches
+        self._max_depth, self._tail = max_depth, tail
         self._run = 0
+        self._hazards: dict[tuple, list] = {}
         self._start([], [], None)
 
     # -- the run: choice points --------------------------------------------------------------
 
-    def _start(self, prefix: list[int], expected: list[Signature], probe: random.Random | None) -> None:
+    def _start(self, prefix: list[int], expected: list[Signature], probe: random.Random | None, cutoff: Fraction | None = None) -> None:
+        """Begin a run along ``prefix`` (the branch indices of the first choice points; ``expected``
+        their signatures), then first branches (or ``probe``'s random ones). With ``cutoff``, the run
+        is suspended (:class:`_Suspend`) at the first new choice point after which its mass is below
+        ``cutoff``."""
         self._run += 1
         self._prefix, self._expected, self._probe = prefix, expected, probe
+        self._cutoff = cutoff
         self._signatures: list[Signature] = []
         self._indices: list[int] = []
         self._numerator, self._denominator = 1, 1
+        self._bounds: tuple[Fraction, Fraction] | None = None  # the product of the enclosed branch probabilities
         self._inexact = False
+        self._suspended = False
         self._failure: DpverifyError | None = None
         self._active = True
 
@@ -159,9 +196,10 @@ class ExactRandom:
             self._failure = error
         raise _Abort(error)
 
-    def _choose(self, kind: str, count: int, probabilities: tuple[Fraction, ...] | None = None, inexact: bool = False) -> int:
+    def _choose(self, kind: str, count: int, probabilities: tuple[Any, ...] | None = None, inexact: bool = False) -> int:
         """A choice point of ``count`` >= 2 branches: uniform (``probabilities`` None), by the positive
         exact ``probabilities``, or a coin (``count`` 2, ``probabilities`` the first branch's alone).
+        A probability is a Fraction or, for an irrational one, an :class:`~dpverify.finite._numbers.Enclosure`.
         Returns the branch this run takes."""
         if not self._active:
             self._abort(MechanismError(
@@ -171,10 +209,13 @@ class ExactRandom:
             ))
         position = len(self._indices)
         signature = (kind, count, probabilities, inexact)
-        if position < len(self._prefix):
+        prefix = self._prefix
+        if position < len(prefix):
             if self._expected[position] != signature:
                 self._abort(self._mismatch(position, signature))
-            index = self._prefix[position]
+            index = prefix[position]
+        elif position >= self._max_depth:
+            self._abort(self._too_deep(kind))
         elif self._probe is not None:
             index = self._probe.randrange(count)
         else:
@@ -190,17 +231,53 @@ class ExactRandom:
         self._indices.append(index)
         if probabilities is None:
             self._denominator *= count
-        elif len(probabilities) == count:
-            chosen = probabilities[index]
-            self._numerator *= chosen.numerator
-            self._denominator *= chosen.denominator
-        else:  # a coin given by the probability of its first branch
-            first = probabilities[0]
-            self._numerator *= first.numerator if index == 0 else first.denominator - first.numerator
-            self._denominator *= first.denominator
+        else:
+            chosen = probabilities[index] if len(probabilities) == count else probabilities[0]
+            if type(chosen) is Enclosure:
+                low, high = (chosen.lo, chosen.hi) if len(probabilities) == count or index == 0 else (1 - chosen.hi, 1 - chosen.lo)
+                self._enclose(low, high)
+            elif len(probabilities) == count:
+                self._numerator *= chosen.numerator
+                self._denominator *= chosen.denominator
+            else:  # a coin given by the probability of its first branch
+                self._numerator *= chosen.numerator if index == 0 else chosen.denominator - chosen.numerator
+                self._denominator *= chosen.denominator
         if inexact:
             self._inexact = True
+        cutoff = self._cutoff
+        if cutoff is not None and position >= len(prefix) - 1 and self._lighter_than(cutoff):
+            self._suspended = True
+            raise _Suspend()
         return index
+
+    def _enclose(self, low: Fraction, high: Fraction) -> None:
+        """Multiply the path's enclosed factor by ``[low, high]``, rounded outward to keep it small."""
+        if self._bounds is None:
+            self._bounds = (low, high)
+        else:
+            self._bounds = (_round_down(self._bounds[0] * low), _round_up(self._bounds[1] * high))
+
+    def _lighter_than(self, cutoff: Fraction) -> bool:
+        """Whether the path's mass so far is surely below ``cutoff``."""
+        numerator = self._numerator
+        if self._bounds is not None:
+            high = self._bounds[1]
+            return numerator * high.numerator * cutoff.denominator < cutoff.numerator * self._denominator * high.denominator
+        return numerator * cutoff.denominator < cutoff.numerator * self._denominator
+
+    def _too_deep(self, kind: str) -> EnumerationTooLarge:
+        how = (
+            "raise max_depth (from_sampler(sampler, max_depth=...)) if the sampler really makes that many draws"
+            if self._tail > 0 else
+            "if the sampler loops until a coin fails (while rng.random() < p: ...) or draws from an unbounded "
+            "range, explore it by probability mass instead: from_sampler(sampler, tail=1e-9) leaves at most that "
+            "much mass unexplored and the verdict accounts for it"
+        )
+        return EnumerationTooLarge(
+            f"the sampler {self._name} made more than max_depth={self._max_depth:,} random draws on one execution "
+            f"path on dataset {self._dataset!r} (the last one rng.{kind}); it looks like a loop that does not end. "
+            f"{how[0].upper()}{how[1:]}."
+        )
 
     def _mismatch(self, position: int, signature: Signature | None) -> NondeterministicMechanism:
         before = self._expected[position] if position < len(self._expected) else None
@@ -412,6 +489,88 @@ class ExactRandom:
 
         return self._elementwise("rng.binomial", size, (n, p), draw, np.int64)
 
+    # -- draws with infinitely many outcomes: chains of coins, explored by mass ---------------------
+
+    def _chain(self, kind: str, start: int, hazard: Callable[[int], Any], inexact: bool) -> int:
+        """``k = start, start + 1, ...``: stop at ``k`` with probability ``hazard(k)`` (given it did not
+        stop before), each step a two-branch choice point (branch 0: stop). Infinitely many outcomes,
+        so it needs the enumeration's ``tail``: without it the draw is refused."""
+        k = start
+        while True:
+            share = hazard(k)
+            if share == 1:
+                return k
+            if self._tail == 0 and self._probe is None:
+                self._abort(EnumerationTooLarge(
+                    f"rng.{kind} has infinitely many outcomes (on dataset {self._dataset!r}, in the sampler "
+                    f"{self._name}); dpverify explores them in order of probability when told how much mass it may "
+                    "leave unexplored: from_sampler(sampler, tail=1e-9). The verdict then accounts for that mass "
+                    "(a pure claim stays UNDECIDED while any is left)."
+                ))
+            if self._choose(kind, 2, (share,), inexact) == 0:
+                return k
+            k += 1
+
+    def geometric(self, p: Any, size: Any = None) -> Any:
+        """The number of Bernoulli(``p``) trials up to the first success, ``k >= 1`` with probability
+        ``(1 - p)^(k - 1) p`` (numpy's meaning; infinitely many outcomes: needs ``tail``)."""
+
+        def draw(success: Any) -> int:
+            q, inexact = _number("rng.geometric", "p", success)
+            if not 0 < q <= 1:
+                raise InvalidArgument(f"rng.geometric: p must be in (0, 1], got p={_describe(success)}.")
+            return self._chain("geometric", 1, lambda k: q, inexact)
+
+        return self._elementwise("rng.geometric", size, (p,), draw, np.int64)
+
+    def negative_binomial(self, n: Any, p: Any, size: Any = None) -> Any:
+        """The number of failures before the ``n``-th success of Bernoulli(``p``) trials: ``k >= 0`` with
+        probability ``C(k + n - 1, k) p^n (1 - p)^k`` (numpy's meaning for an integer ``n``;
+        infinitely many outcomes: needs ``tail``)."""
+
+        def draw(successes: Any, success: Any) -> int:
+            call = "rng.negative_binomial"
+            count = _integer(call, "n", successes, at_least=1) if not isinstance(successes, float) or not successes.is_integer() else int(successes)
+            q, inexact = _number(call, "p", success)
+            if not 0 < q <= 1:
+                raise InvalidArgument(f"{call}: p must be in (0, 1], got p={_describe(success)}.")
+            if count < 1:
+                raise InvalidArgument(f"{call}: n must be an integer >= 1, got n={_describe(successes)}.")
+            key = ("negative_binomial", count, q)
+            return self._chain("negative_binomial", 0, lambda k: self._hazard(key, k, lambda j: math.comb(j + count - 1, j) * q**count * (1 - q) ** j), inexact)
+
+        return self._elementwise("rng.negative_binomial", size, (n, p), draw, np.int64)
+
+    def poisson(self, lam: Any = 1.0, size: Any = None) -> Any:
+        """Poisson(``lam``): ``k >= 0`` with probability ``e^-lam lam^k / k!`` (irrational: each step's
+        probability is a certified enclosure; infinitely many outcomes: needs ``tail``)."""
+
+        def draw(rate: Any) -> int:
+            call = "rng.poisson"
+            lam_exact, inexact = _number(call, "lam", rate)
+            if lam_exact < 0:
+                raise InvalidArgument(f"{call}: lam must be >= 0, got lam={_describe(rate)}.")
+            if lam_exact == 0:
+                return 0
+            key = ("poisson", lam_exact)
+            return self._chain("poisson", 0, lambda k: self._hazard(key, k, None, lam_exact), True)
+
+        return self._elementwise("rng.poisson", size, (lam,), draw, np.int64)
+
+    def _hazard(self, key: tuple, k: int, mass: Callable[[int], Fraction] | None, lam: Fraction | None = None) -> Any:
+        """``P(X = k) / P(X >= k)`` of the distribution ``key`` names, cached on the rng (replays ask
+        again): exact from ``mass`` (a Fraction per outcome), or an Enclosure for Poisson(``lam``)."""
+        cache = self._hazards.setdefault(key, [])
+        while len(cache) <= k:
+            j = len(cache)
+            if mass is not None:
+                survival = _ONE - sum((mass(i) for i in range(j)), _ZERO)
+                cache.append(mass(j) / survival)
+            else:
+                assert lam is not None
+                cache.append(poisson_hazard(lam, j))
+        return cache[k]
+
     def hypergeometric(self, ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> Any:
         """The number of good items among ``nsample`` drawn without replacement from ``ngood`` good
         and ``nbad`` bad ones: ``C(ngood, k) C(nbad, nsample - k) / C(ngood + nbad, nsample)``."""
@@ -549,7 +708,7 @@ _CONTINUOUS = (
     "betavariate", "expovariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
     "vonmisesvariate", "weibullvariate",
 )
-_UNBOUNDED = ("geometric", "logseries", "negative_binomial", "poisson", "zipf")
+_UNBOUNDED = ("logseries", "zipf")
 _STATEFUL = ("seed", "getstate", "setstate", "spawn", "jumped", "bit_generator", "bytes", "randbytes")
 
 for _name in _CONTINUOUS:

@@ -94,3 +94,38 @@ def _integer(call: str, name: str, value: Any, *, at_least: int | None = None) -
         raise InvalidArgument(f"{call}: {name} must be an integer >= {at_least}, got {name}={number}.")
     return number
 
+
+
+#: Working precision (bits) of the enclosures computed here.
+_PRECISION = 320
+
+
+def enclosure_of(interval: Any) -> Enclosure:
+    """The rational bounds of an ``mpmath.iv`` interval (its endpoints are binary floats: exact)."""
+    from mpmath.libmp import to_rational
+
+    low, high = interval._mpi_
+    return Enclosure(Fraction(*to_rational(low)), Fraction(*to_rational(high)))
+
+
+def poisson_hazard(lam: Fraction, k: int) -> Enclosure:
+    """``P(X = k) / P(X >= k)`` for X ~ Poisson(``lam``), enclosed in interval arithmetic at
+    :data:`_PRECISION` bits: ``e^-lam lam^k / k!`` over ``1 - sum_{j<k} e^-lam lam^j / j!``."""
+    import mpmath
+
+    iv = mpmath.iv
+    old_precision = iv.prec
+    iv.prec = _PRECISION
+    try:
+        rate = iv.mpf(lam.numerator) / lam.denominator
+        term = iv.exp(-rate)
+        below = iv.mpf(0)
+        for j in range(k):
+            below += term
+            term = term * rate / (j + 1)
+        share = term / (1 - below)
+        if not share.a > 0 or not share.b < 1 or share.delta > share.a * 2**-200:
+            raise ValueError(f"Poisson({lam}) at k={k}: the hazard cannot be enclosed at {_PRECISION} bits.")
+        return enclosure_of(share)
+    finally:
+        iv.prec = old_precision

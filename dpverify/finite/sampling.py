@@ -46,10 +46,24 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.errors import DpverifyError, EnumerationTooLarge, MechanismError, NondeterministicMechanism
-from dpverify.finite._exact_random import SUPPORTED_CALLS, ExactRandom, LazyUniform, Signature, _Abort
-from dpverify.finite.distribution import Distribution
-from dpverify.validation import check_callable, check_integer
+from dpverify.errors import (
+    DpverifyError,
+    EnumerationTooLarge,
+    InvalidArgument,
+    MechanismError,
+    NondeterministicMechanism,
+)
+from dpverify.finite._exact_random import (
+    DEFAULT_MAX_DEPTH,
+    SUPPORTED_CALLS,
+    ExactRandom,
+    LazyUniform,
+    Signature,
+    _Abort,
+    _Suspend,
+)
+from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
+from dpverify.validation import check_bool, check_callable, check_integer, check_number, exact_number
 
 __all__ = ["from_sampler", "SamplerMechanism", "Enumeration", "DEFAULT_MAX_PATHS", "SUPPORTED_CALLS"]
 
@@ -61,11 +75,25 @@ _PROBES = 64
 #: Paths replayed in full at the end besides the first (a uniform sample of the rest).
 _REPLAYS = 4
 _SEED = 20_240_618  # the probes' and the replay sample's own generator (never the global one)
+#: Replays of the one path of a sampler that drew nothing from ``rng`` on a dataset (module docstring).
+ZERO_DRAW_REPLAYS = 64
+#: Each finer pass over the paths left unexplored divides the mass cutoff by this.
+_CUTOFF_STEP = 16
+#: Largest relative width of an enclosed output probability (far below the engine's float error).
+_ENCLOSURE_WIDTH = Fraction(1, 2**64)
+_ZERO, _ONE = Fraction(0), Fraction(1)
 
 _PLAIN = (int, float, str, bool, bytes, Fraction, type(None))
 
 
-def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT_MAX_PATHS) -> SamplerMechanism:
+def from_sampler(
+    sampler: Callable[[Any, Any], Any],
+    *,
+    max_paths: int = DEFAULT_MAX_PATHS,
+    tail: Any = 0,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    deterministic: bool = False,
+) -> SamplerMechanism:
     """The mechanism whose exact output distribution is that of ``sampler(dataset, rng)``.
 
     ``sampler`` is ordinary sampling code: it takes a dataset and a random generator ``rng`` and
@@ -130,15 +158,25 @@ def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT
     """
     check_callable("sampler", sampler, fix="pass a function sampler(dataset, rng) -> output")
     check_integer("max_paths", max_paths, at_least=1, fix="max_paths bounds the execution paths enumerated per dataset, e.g. max_paths=100_000")
-    return SamplerMechanism(sampler, max_paths)
+    check_integer("max_depth", max_depth, at_least=1, fix="max_depth bounds the draws on one execution path, e.g. max_depth=10_000")
+    check_number("tail", tail, at_least=0, fix="tail is the probability mass a dataset's enumeration may leave unexplored, e.g. tail=1e-9 (0: every path)")
+    tail_exact = exact_number("tail", tail)
+    if not tail_exact < 1:
+        raise InvalidArgument(f"tail must be below 1, got tail={tail!r}; it is the probability mass left unexplored, e.g. tail=1e-9.")
+    check_bool("deterministic", deterministic, fix="declare deterministic=True only for a sampler whose output is a function of its dataset")
+    return SamplerMechanism(sampler, max_paths, tail=Fraction(tail_exact) if not isinstance(tail, float) else Fraction(tail),
+                            max_depth=max_depth, deterministic=deterministic)
 
 
 @dataclass(frozen=True)
 class Enumeration:
-    """What enumerating a sampler on one dataset found: the distribution and the number of paths."""
+    """What enumerating a sampler on one dataset found: the distribution (with the mass left
+    unexplored, if a ``tail`` allowed any), the number of runs of the sampler (paths, including
+    runs suspended below the mass cutoff) and the largest number of draws on one path."""
 
     distribution: Distribution
     paths: int
+    depth: int = 0
 
 
 @dataclass
@@ -146,22 +184,178 @@ class _Path:
     indices: list[int]
     signatures: list[Signature]
     output: Hashable
-    mass: Fraction
+    mass: tuple  # (numerator, denominator, enclosed factor or None) of the path's probability
+
+
+@dataclass
+class _Node:
+    """A subtree of paths left for a finer pass: the choices that lead to it and its mass."""
+
+    indices: list[int]
+    signatures: list[Signature]
+    mass: tuple  # as _Path.mass
+
+
+def _node_mass_bound(nodes: list[_Node]) -> Fraction:
+    """An upper bound on the total mass of ``nodes`` (exact when no mass is enclosed)."""
+    exact: dict[int, int] = {}
+    enclosed = _ZERO
+    for node in nodes:
+        numerator, denominator, bounds = node.mass
+        if bounds is None:
+            exact[denominator] = exact.get(denominator, 0) + numerator
+        else:
+            enclosed += Fraction(numerator, denominator) * bounds[1]
+    return sum((Fraction(n, d) for d, n in exact.items()), enclosed)
+
+
+class _Search:
+    """Depth-first enumeration of a sampler's paths, subtree by subtree, merging the masses of equal
+    outputs: exact ones as integer numerators per denominator (one Fraction sum per output at the
+    end, not one per path), enclosed ones as rational bounds."""
+
+    def __init__(self, mechanism: SamplerMechanism, rng: ExactRandom, dataset: Any, started: float) -> None:
+        self.mechanism, self.rng, self.dataset, self.started = mechanism, rng, dataset, started
+        self.paths = 0
+        self.depth = 0
+        self.exact: dict[Hashable, dict[int, int]] = {}
+        self.enclosed: dict[Hashable, list[Fraction]] = {}
+        self.inexact = False
+        self.replays: list[_Path] = []
+        self._complete = 0
+        self._sampler = random.Random(_SEED)
+
+    def explore(self, subtree: _Node, cutoff: Fraction | None, suspended: list[_Node]) -> None:
+        """Every path through ``subtree`` (its choices fixed, the later ones enumerated); those whose
+        mass falls below ``cutoff`` are appended to ``suspended`` instead of being finished."""
+        mechanism, rng, dataset = self.mechanism, self.rng, self.dataset
+        base = len(subtree.indices)
+        prefix, expected = subtree.indices, subtree.signatures
+        while True:
+            output = mechanism._run(rng, dataset, prefix, expected, cutoff=cutoff)
+            self.paths += 1
+            indices, signatures = rng._indices, rng._signatures
+            if rng._inexact:
+                self.inexact = True
+            if len(indices) > self.depth:
+                self.depth = len(indices)
+            if rng._suspended:
+                suspended.append(_Node(list(indices), list(signatures), (rng._numerator, rng._denominator, rng._bounds)))
+            else:
+                self._add(output, indices, signatures)
+            position = len(indices) - 1
+            while position >= base and indices[position] == signatures[position][1] - 1:
+                position -= 1
+            if position < base:
+                return
+            if self.paths >= mechanism.max_paths:
+                mechanism._refuse(rng, dataset, self.paths, time.perf_counter() - self.started, tail=cutoff is not None)
+            if self.paths == _ESTIMATE_AFTER and cutoff is None:
+                elapsed = time.perf_counter() - self.started
+                estimate = mechanism._estimate(rng, dataset)
+                if estimate > 4 * mechanism.max_paths:
+                    mechanism._refuse(rng, dataset, self.paths, elapsed, estimate)
+            prefix = indices[:position] + [indices[position] + 1]
+            expected = signatures[: position + 1]
+
+    def _add(self, output: Hashable, indices: list[int], signatures: list[Signature]) -> None:
+        rng = self.rng
+        numerator, denominator, bounds = rng._numerator, rng._denominator, rng._bounds
+        if bounds is None:
+            by_denominator = self.exact.get(output)
+            if by_denominator is None:
+                self.exact[output] = {denominator: numerator}
+            else:
+                by_denominator[denominator] = by_denominator.get(denominator, 0) + numerator
+        else:
+            mass = Fraction(numerator, denominator)
+            entry = self.enclosed.get(output)
+            if entry is None:
+                self.enclosed[output] = [mass * bounds[0], mass * bounds[1]]
+            else:
+                entry[0] += mass * bounds[0]
+                entry[1] += mass * bounds[1]
+        self._complete += 1
+        if len(self.replays) < _REPLAYS + 1:
+            self.replays.append(_Path(list(indices), list(signatures), output, (numerator, denominator, bounds)))
+        else:
+            slot = self._sampler.randrange(self._complete - 1)  # reservoir sample of the paths after the first
+            if slot < _REPLAYS:
+                self.replays[1 + slot] = _Path(list(indices), list(signatures), output, (numerator, denominator, bounds))
+
+    def result(self, unexplored: Fraction) -> Enumeration:
+        """The enumeration: exact Fractions, or floats when a float parameter or an enclosed
+        probability took part (each the exact total, or the middle of its bounds, rounded once).
+        Checks that the explored and unexplored masses add up to 1."""
+        totals = {o: sum((Fraction(n, d) for d, n in by.items()), _ZERO) for o, by in self.exact.items()}
+        name, dataset = self.mechanism.__name__, self.dataset
+        if self.enclosed:
+            bounds = {o: (totals.get(o, _ZERO) + lo, totals.get(o, _ZERO) + hi) for o, (lo, hi) in self.enclosed.items()}
+            bounds.update({o: (t, t) for o, t in totals.items() if o not in bounds})
+            low = sum((lo for lo, _ in bounds.values()), _ZERO)
+            high = sum((hi for _, hi in bounds.values()), _ZERO)
+            if not (low <= 1 and 1 <= high + unexplored):
+                raise AssertionError(
+                    f"dpverify internal error: the enclosed path masses of {name} on {dataset!r} add up to "
+                    f"[{float(low)}, {float(high)}] with {float(unexplored)} unexplored, which cannot make 1."
+                )
+            values: dict[Hashable, Any] = {}
+            for outcome, (lo, hi) in bounds.items():
+                if hi - lo > lo * _ENCLOSURE_WIDTH:
+                    raise MechanismError(
+                        f"the probability of the output {outcome!r} of the sampler {name} on dataset {dataset!r} is "
+                        f"only known within [{float(lo)!r}, {float(hi)!r}] (irrational thresholds too close to each "
+                        "other to separate); no verdict was given.",
+                        dataset=dataset,
+                    )
+                values[outcome] = float((lo + hi) / 2)
+            return self._distribution(values, unexplored, inexact=True)
+        explored = sum(totals.values(), _ZERO)
+        # float parameters (p = [0.1, 0.2, 0.7]) need only sum to 1 in float, as numpy requires
+        if explored + unexplored != 1 if not self.inexact else abs(explored + unexplored - 1) > FLOAT_SUM_TOLERANCE:
+            raise AssertionError(
+                f"dpverify internal error: the path masses of {name} on {dataset!r} add up to {explored} with "
+                f"{unexplored} unexplored, not to 1."
+            )
+        if self.inexact:
+            return self._distribution({o: float(m) for o, m in totals.items()}, unexplored, inexact=True)
+        return self._distribution(dict(totals), unexplored, inexact=False)
+
+    def _distribution(self, values: dict, unexplored: Fraction, *, inexact: bool) -> Enumeration:
+        if unexplored == 0:
+            return Enumeration(Distribution(values), self.paths, self.depth)
+        bound: Any = unexplored
+        if inexact:
+            bound = float(unexplored)
+            if bound < unexplored:
+                bound = math.nextafter(bound, math.inf)
+        return Enumeration(Distribution(values, unexplored=bound), self.paths, self.depth)
 
 
 class SamplerMechanism:
     """A sampler as a mechanism: ``mechanism(dataset)`` is its exact output distribution (see
     :func:`from_sampler`); :meth:`enumerate` also gives the path count."""
 
-    def __init__(self, sampler: Callable[[Any, Any], Any], max_paths: int) -> None:
+    def __init__(
+        self, sampler: Callable[[Any, Any], Any], max_paths: int, *, tail: Fraction = _ZERO,
+        max_depth: int = DEFAULT_MAX_DEPTH, deterministic: bool = False,
+    ) -> None:
         self.sampler, self.max_paths = sampler, max_paths
+        self.tail, self.max_depth, self.deterministic = tail, max_depth, deterministic
+        self._draws_seen = False  # some dataset's enumeration drew from rng
+        self._silent: tuple[Any, Hashable] | None = None  # (dataset, output) of the first that drew nothing
         self.__name__ = getattr(sampler, "__name__", None) or type(sampler).__name__
         self.__doc__ = getattr(sampler, "__doc__", None)
         if hasattr(sampler, "exchangeable"):
             self.exchangeable = sampler.exchangeable
 
     def __repr__(self) -> str:
-        return f"from_sampler({self.__name__}, max_paths={self.max_paths})"
+        options = [f"max_paths={self.max_paths}"]
+        if self.tail:
+            options.append(f"tail={float(self.tail):g}")
+        if self.deterministic:
+            options.append("deterministic=True")
+        return f"from_sampler({self.__name__}, {', '.join(options)})"
 
     def __call__(self, dataset: Any) -> Distribution:
         return self.enumerate(dataset).distribution
@@ -176,56 +370,74 @@ class SamplerMechanism:
             _check_global_states(before, self.__name__, dataset, cause=error)
             raise
         _check_global_states(before, self.__name__, dataset)
+        self._note_draws(dataset, enumeration)
         return enumeration
+
+    def _note_draws(self, dataset: Any, enumeration: Enumeration) -> None:
+        """Refuse a sampler that has drawn nothing from ``rng`` on every dataset so far yet gave two
+        of them different outputs, unless it is declared deterministic: its randomness, if any, is
+        one dpverify cannot see, and its point masses would give a confident ε* = ∞ (module
+        docstring, "Determinism")."""
+        if enumeration.depth > 0:
+            self._draws_seen = True
+            return
+        if self.deterministic or self._draws_seen:
+            return
+        (output,) = enumeration.distribution.support
+        if self._silent is None:
+            self._silent = (dataset, output)
+            return
+        first_dataset, first_output = self._silent
+        if output != first_output:
+            raise NondeterministicMechanism(
+                f"the sampler {self.__name__} drew nothing from its rng on dataset {first_dataset!r} nor on "
+                f"{dataset!r}, yet returned {first_output!r} on one and {output!r} on the other. Either it is "
+                "deterministic -- then declare it: from_sampler(sampler, deterministic=True) -- or it draws from a "
+                "generator dpverify cannot see (one it keeps or makes: a RandomState, a SystemRandom, a "
+                "default_rng(); a module-level one: route it with from_sampler(sampler, patch=[module]); or pass "
+                "the rng on: random_state=rng), and no verdict can be given.",
+                dataset=dataset, first=first_output, second=output,
+            )
 
     def _enumerate(self, dataset: Any) -> Enumeration:
         started = time.perf_counter()
-        rng = ExactRandom(dataset, self.__name__, self.max_paths)
-        masses: dict[Hashable, Fraction] = {}
-        inexact = False
-        replays: list[_Path] = []
-        sampler = random.Random(_SEED)
-        prefix: list[int] = []
-        expected: list[Signature] = []
-        paths = 0
+        rng = ExactRandom(dataset, self.__name__, self.max_paths, max_depth=self.max_depth, tail=self.tail)
+        search = _Search(self, rng, dataset, started)
+        cutoff = self.tail if self.tail > 0 else None  # paths lighter than this are left for a finer pass
+        subtrees = [_Node([], [], (1, 1, None))]
         while True:
-            output = self._run(rng, dataset, prefix, expected)
-            paths += 1
-            mass = Fraction(rng._numerator, rng._denominator)
-            masses[output] = masses[output] + mass if output in masses else mass
-            inexact = inexact or rng._inexact
-            signatures, indices = rng._signatures, rng._indices
-            if paths == 1 or len(replays) < _REPLAYS + 1:
-                replays.append(_Path(list(indices), list(signatures), output, mass))
-            else:
-                slot = sampler.randrange(paths - 1)  # reservoir sample of the paths after the first
-                if slot < _REPLAYS:
-                    replays[1 + slot] = _Path(list(indices), list(signatures), output, mass)
-            position = len(indices) - 1
-            while position >= 0 and indices[position] == signatures[position][1] - 1:
-                position -= 1
-            if position < 0:
+            suspended: list[_Node] = []
+            for subtree in subtrees:
+                search.explore(subtree, cutoff, suspended)
+            if not suspended:
+                unexplored: Fraction = _ZERO
                 break
-            if paths >= self.max_paths:
-                self._refuse(rng, dataset, paths, time.perf_counter() - started)
-            if paths == _ESTIMATE_AFTER:
-                elapsed = time.perf_counter() - started
-                estimate = self._estimate(rng, dataset)
-                if estimate > 4 * self.max_paths:
-                    self._refuse(rng, dataset, paths, elapsed, estimate)
-            prefix = indices[:position] + [indices[position] + 1]
-            expected = signatures[: position + 1]
-        for path in replays:
+            unexplored = _node_mass_bound(suspended)
+            if unexplored <= self.tail:
+                break
+            assert cutoff is not None, "a path was suspended without a cutoff"
+            cutoff /= _CUTOFF_STEP
+            subtrees = suspended
+        for path in search.replays:
             self._replay(rng, dataset, path)
-        if inexact:
-            return Enumeration(Distribution({o: float(m) for o, m in masses.items()}), paths)
-        return Enumeration(Distribution(masses), paths)
+        if search.paths == 1 and not search.replays[0].indices:
+            self._replay_zero_draws(rng, dataset, search.replays[0])
+        return search.result(unexplored)
 
-    def _run(self, rng: ExactRandom, dataset: Any, prefix: list[int], expected: list[Signature], probe: random.Random | None = None) -> Hashable:
-        """One run of the sampler along ``prefix`` (then first branches, or ``probe``'s): its output."""
-        rng._start(prefix, expected, probe)
+    def _replay_zero_draws(self, rng: ExactRandom, dataset: Any, path: _Path) -> None:
+        """A sampler that drew nothing from ``rng`` on ``dataset`` has one path; if it draws from a
+        generator dpverify cannot see, its replays differ (module docstring, "Determinism")."""
+        for _ in range(ZERO_DRAW_REPLAYS):
+            self._replay(rng, dataset, path)
+
+    def _run(self, rng: ExactRandom, dataset: Any, prefix: list[int], expected: list[Signature], probe: random.Random | None = None, cutoff: Fraction | None = None) -> Hashable:
+        """One run of the sampler along ``prefix`` (then first branches, or ``probe``'s): its output
+        (None when the run was suspended below ``cutoff``: ``rng._suspended``)."""
+        rng._start(prefix, expected, probe, cutoff)
         try:
             value = self.sampler(dataset, rng)
+        except _Suspend:
+            return None
         except _Abort as abort:  # a refused draw (of this run, or of an rng or uniform kept from another)
             raise abort.args[0] from None
         except Exception as error:
@@ -241,6 +453,8 @@ class SamplerMechanism:
             rng._finish()
         if rng._failure is not None:  # the sampler caught the error of a refused draw and went on
             raise rng._failure
+        if rng._suspended:  # the sampler caught the suspension and went on: the path is still left for later
+            return None
         if len(rng._indices) < len(prefix):
             raise rng._mismatch(len(rng._indices), None)
         return _outcome(value, self.__name__, dataset)
@@ -248,7 +462,7 @@ class SamplerMechanism:
     def _replay(self, rng: ExactRandom, dataset: Any, path: _Path) -> None:
         """Run ``path`` again in full: the same draws (no more), the same output, the same mass."""
         output = self._run(rng, dataset, path.indices, path.signatures)
-        mass = Fraction(rng._numerator, rng._denominator)
+        mass = (rng._numerator, rng._denominator, rng._bounds)
         if len(rng._indices) > len(path.indices):
             raise rng._mismatch(len(path.indices), rng._signatures[len(path.indices)])
         if not (output == path.output or repr(output) == repr(path.output)) or mass != path.mass:
@@ -256,8 +470,9 @@ class SamplerMechanism:
                 f"the sampler {self.__name__} is not a function of its dataset and rng: on dataset {dataset!r} the "
                 f"execution path {_path_text(rng)} gave {path.output!r} and, replayed, {output!r}. It draws randomness "
                 "from somewhere else too: a global generator (random.random(), np.random.rand(), a "
-                "np.random.default_rng() made inside), the clock, or state kept between calls. Draw every random "
-                "choice from the rng argument.",
+                "np.random.default_rng() made inside), its own generator (a RandomState or SystemRandom it keeps or "
+                "makes), the clock, or state kept between calls. Draw every random choice from the rng argument, or "
+                "route module-level randomness to it with from_sampler(sampler, patch=[module, ...]).",
                 dataset=dataset, first=path.output, second=output,
             )
 
@@ -274,8 +489,15 @@ class SamplerMechanism:
         except OverflowError:  # beyond 1e308 paths
             return math.inf
 
-    def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None) -> None:
+    def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None, *, tail: bool = False) -> None:
         """Raise EnumerationTooLarge after ``paths`` paths (enumerated in ``elapsed`` seconds)."""
+        if tail:
+            raise EnumerationTooLarge(
+                f"the sampler {self.__name__} ran {paths:,} times (max_paths={self.max_paths:,}) on dataset "
+                f"{dataset!r} in {_seconds(elapsed)} and still leaves more than tail={float(self.tail):g} of its "
+                "probability unexplored. Allow a larger tail (from_sampler(sampler, tail=...)), raise max_paths, or "
+                "check it statistically with dpverify.estimate_sampler."
+            )
         early = estimate is not None
         estimate = self._estimate(rng, dataset) if estimate is None else estimate
         per_path = elapsed / paths

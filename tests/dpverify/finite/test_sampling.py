@@ -344,7 +344,7 @@ def test_outputs_are_made_hashable():
             "set": {np.int64(1)},
         }[dataset[0]]
 
-    mechanism = from_sampler(sampler)
+    mechanism = from_sampler(sampler, deterministic=True)  # draws nothing: its outputs are its own
     assert mechanism(("array",)) == Distribution.point(((1, 2), (3, 4)))
     assert type(next(iter(mechanism(("scalar",))))) is int
     assert mechanism(("list",)) == Distribution.point((0.5, (1,)))
@@ -370,8 +370,8 @@ def test_a_lazy_uniform_cannot_be_the_output():
 
 @pytest.mark.parametrize(
     "call",
-    ["normal(0, 1)", "laplace(0, 1)", "exponential(1)", "uniform(0, 1)", "gamma(2)", "poisson(3)", "geometric(0.5)",
-     "gauss(0, 1)", "expovariate(1)"],
+    ["normal(0, 1)", "laplace(0, 1)", "exponential(1)", "uniform(0, 1)", "gamma(2)", "gauss(0, 1)", "expovariate(1)",
+     "zipf(2)", "logseries(0.5)"],
 )
 def test_draws_without_a_finite_support_are_refused(call):
     def sampler(dataset, rng):
