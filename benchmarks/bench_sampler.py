@@ -11,6 +11,10 @@ not flagged with a bound >= 0.55, each in <= 30 s.
 
 Usage: python benchmarks/bench_sampler.py [--serial] [--samples N] [--seeds S]
 (``--seeds S`` repeats each run with random_state 0 .. S-1 and prints every bound; default 1.)
+
+``--exact`` instead times the exact mode, ``from_sampler``'s path enumeration, on the cases of
+``benchmarks/_exact_paths.py`` (paths per CPU-second, best of 3); ``--exact --against REF`` runs
+them on this checkout and on the commit ``REF`` interleaved and prints the ratios (``_against.py``).
 """
 
 from __future__ import annotations
@@ -76,7 +80,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--serial", action="store_true", help="sample serially (default: a process pool)")
     parser.add_argument("--samples", type=int, default=SAMPLES)
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--exact", action="store_true", help="time from_sampler's path enumeration instead")
+    parser.add_argument("--against", metavar="REF", help="with --exact: compare with the commit REF")
+    parser.add_argument("--rounds", type=int, default=3, help="with --against: interleaved rounds")
     args = parser.parse_args(argv)
+    if args.exact:
+        return _exact(args.against, args.rounds)
     executor = None if args.serial else "processes"
     print(f"estimate_sampler at eps = {EPSILON}, confidence {CONFIDENCE}, {args.samples:,} samples per dataset, "
           f"executor {executor or 'serial'} ({os.cpu_count()} cores), load {os.getloadavg()[0]:.2f}")
@@ -98,6 +107,45 @@ def main(argv: list[str]) -> int:
                   flush=True)
             if seed == args.seeds - 1 and result.witness is not None:
                 print("    " + str(result.witness).replace("\n", "\n    "))
+    return 0
+
+
+def _exact(against: str | None, rounds: int) -> int:
+    """Paths per CPU-second of every exact case, here (and on ``against``, with the ratio)."""
+    import json
+    import subprocess
+
+    from _against import PRELUDE, ROOT, checkout, commit_of
+    from _exact_paths import CASES
+
+    def run(tree: str, snippet: str) -> dict:
+        env = {**os.environ, "PYTHONPATH": tree}
+        done = subprocess.run([sys.executable, "-c", PRELUDE + snippet], cwd=tree, env=env, capture_output=True,
+                              text=True, check=True)
+        return json.loads(done.stdout.strip().splitlines()[-1])["check"]
+
+    print(f"from_sampler path enumeration, paths per CPU-second (best of 3 per run); load {os.getloadavg()[0]:.2f}")
+    if against is None:
+        print(f"{'case':38} {'paths':>7} {'paths/s':>9}")
+        for name, snippet in CASES.items():
+            found = run(ROOT, snippet)
+            print(f"{name:38} {found['paths']:>7} {found['paths_per_s']:>9,}", flush=True)
+        return 0
+    with checkout(against) as baseline:
+        print(f"baseline {against} = {commit_of(baseline)}, current = {commit_of(ROOT)} (+ uncommitted changes); "
+              f"best of {rounds} interleaved rounds")
+        print(f"{'case':38} {'paths':>7} {'before':>9} {'after':>9} {'ratio':>6}")
+        for name, snippet in CASES.items():
+            best = {"before": 0, "after": 0}
+            digests = set()
+            for _ in range(rounds):
+                for label, tree in (("before", baseline), ("after", ROOT)):
+                    found = run(tree, snippet)
+                    best[label] = max(best[label], found["paths_per_s"])
+                    digests.add((found["paths"], found["digest"]))
+            same = "" if len(digests) == 1 else f"  RESULTS DIFFER: {sorted(digests)}"
+            print(f"{name:38} {found['paths']:>7} {best['before']:>9,} {best['after']:>9,} "
+                  f"{best['after'] / best['before']:>5.2f}x{same}", flush=True)
     return 0
 
 

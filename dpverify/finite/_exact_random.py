@@ -108,10 +108,53 @@ def _shape(call: str, size: Any) -> tuple[int, ...] | None:
     return shape
 
 
-def _weights(call: str, name: str, values: Any, *, relative: bool) -> tuple[list[Fraction], bool]:
+class _Probabilities(tuple):
+    """Exact probabilities (a tuple) with the indices of the positive ones and those probabilities
+    precomputed, for :meth:`ExactRandom._weighted`."""
+
+    positive: list[int]
+    shares: tuple
+
+
+_PLAIN_NUMBERS = frozenset({int, float, Fraction, np.float64, np.int64})
+_WEIGHTS_CACHE: dict[tuple, tuple[_Probabilities, bool]] = {}
+_WEIGHTS_CACHE_SIZE = 4096
+
+
+def _weights(call: str, name: str, values: Any, *, relative: bool) -> tuple[_Probabilities, bool]:
     """Exact probabilities from ``values``: relative weights (normalised) or absolute probabilities
     (exact ones must sum to exactly 1, floats to 1 within numpy's tolerance). Floats (any one makes
-    the lot inexact) are used as given when their sum is exactly 1.0, else divided by it."""
+    the lot inexact) are used as given when their sum is exactly 1.0, else divided by it.
+
+    Replays of a path ask for the same weights again: the answer is cached by the exact content of
+    ``values`` (a numpy array's dtype and bytes; a list's element types and values)."""
+    if isinstance(values, np.ndarray):
+        key: tuple | None = (name, relative, values.dtype.str, values.shape, values.tobytes()) if values.dtype.kind in "fiub" else None
+    elif isinstance(values, (list, tuple)) and all(type(v) in _PLAIN_NUMBERS for v in values):
+        key = (name, relative, tuple(values), tuple(type(v) for v in values))
+    else:
+        key = None
+    if key is not None:
+        found = _WEIGHTS_CACHE.get(key)
+        if found is not None:
+            return found
+    probabilities, inexact = _read_weights(call, name, values if not isinstance(values, np.ndarray) else list(values), relative=relative)
+    answer = (_exact_probabilities(probabilities), inexact)
+    if key is not None:
+        if len(_WEIGHTS_CACHE) >= _WEIGHTS_CACHE_SIZE:
+            _WEIGHTS_CACHE.clear()
+        _WEIGHTS_CACHE[key] = answer
+    return answer
+
+
+def _exact_probabilities(values: list[Fraction]) -> _Probabilities:
+    probabilities = _Probabilities(values)
+    probabilities.positive = [i for i, p in enumerate(values) if p > 0]
+    probabilities.shares = tuple(values[i] for i in probabilities.positive)
+    return probabilities
+
+
+def _read_weights(call: str, name: str, values: Any, *, relative: bool) -> tuple[list[Fraction], bool]:
     read = [_number(call, f"{name}[{i}]", v) for i, v in enumerate(values)]
     for i, (number, _) in enumerate(read):
         if number < 0:
@@ -207,11 +250,13 @@ class ExactRandom:
                 "call it was passed to (do not keep it, or lazy uniforms drawn from it, between calls).",
                 dataset=self._dataset,
             ))
-        position = len(self._indices)
+        indices = self._indices
+        position = len(indices)
         signature = (kind, count, probabilities, inexact)
         prefix = self._prefix
         if position < len(prefix):
-            if self._expected[position] != signature:
+            expected = self._expected[position]
+            if expected is not signature and expected != signature:
                 self._abort(self._mismatch(position, signature))
             index = prefix[position]
         elif position >= self._max_depth:
@@ -228,7 +273,7 @@ class ExactRandom:
                 ))
             index = 0
         self._signatures.append(signature)
-        self._indices.append(index)
+        indices.append(index)
         if probabilities is None:
             self._denominator *= count
         else:
@@ -295,11 +340,14 @@ class ExactRandom:
 
     def _weighted(self, kind: str, probabilities: Sequence[Fraction], inexact: bool) -> int:
         """An index of ``probabilities`` (exact, summing to 1), zero entries never taken."""
-        positive = [i for i, p in enumerate(probabilities) if p > 0]
+        if type(probabilities) is _Probabilities:
+            positive, shares = probabilities.positive, probabilities.shares
+        else:
+            positive = [i for i, p in enumerate(probabilities) if p > 0]
+            shares = tuple(probabilities[i] for i in positive)
         if len(positive) == 1:
             return positive[0]
-        branch = self._choose(kind, len(positive), tuple(probabilities[i] for i in positive), inexact)
-        return positive[branch]
+        return positive[self._choose(kind, len(positive), shares, inexact)]
 
     def _without_replacement(self, kind: str, n: int, count: int, weights: list[Fraction] | None, inexact: bool) -> list[int]:
         """``count`` distinct indices of ``range(n)`` in draw order: uniform, or successive sampling
@@ -350,6 +398,12 @@ class ExactRandom:
 
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64, endpoint: bool = False) -> Any:
         """Uniform integers in ``[low, high)`` (``[low, high]`` with ``endpoint``; ``[0, low)`` without high)."""
+        if size is None and type(low) is int and dtype is np.int64 and not endpoint and (high is None or type(high) is int):
+            start, stop = (0, low) if high is None else (low, high)  # the common call, rng.integers(n): fast
+            if stop - start == 1:
+                return start
+            if stop - start > 1:
+                return start + self._choose("integers", stop - start)
         if high is None:
             low, high = 0, low
 
@@ -395,7 +449,7 @@ class ExactRandom:
                 if axis != 0:
                     raise InvalidArgument(f"{call}: axis={axis} applies to numpy arrays; a is a {type(a).__name__}.")
                 n = len(pool)
-        probabilities, inexact = (None, False) if p is None else _weights(call, "p", list(p), relative=False)
+        probabilities, inexact = (None, False) if p is None else _weights(call, "p", p, relative=False)
         if probabilities is not None and len(probabilities) != n:
             raise InvalidArgument(f"{call}: p must have one entry per element of a ({n}), got {len(probabilities)}.")
         shape = _shape(call, size)
@@ -592,7 +646,7 @@ class ExactRandom:
         of shape ``size + (len(pvals),)``."""
         call = "rng.multinomial"
         trials = _integer(call, "n", n, at_least=0)
-        probabilities, inexact = _weights(call, "pvals", list(pvals), relative=False)
+        probabilities, inexact = _weights(call, "pvals", pvals, relative=False)
         support = [i for i, q in enumerate(probabilities) if q > 0]
         outcomes = []
         for counts in _compositions(trials, len(support)):
@@ -637,7 +691,7 @@ class ExactRandom:
             weights = [cumulative[0], *(b - a for a, b in zip(cumulative, cumulative[1:]))] if cumulative else []
         if weights is None:
             return [pool[self._uniform("choices", len(pool))] for _ in range(count)]
-        probabilities, inexact = _weights(call, "weights", list(weights), relative=True)
+        probabilities, inexact = _weights(call, "weights", weights, relative=True)
         if len(probabilities) != len(pool):
             raise InvalidArgument(f"{call}: the number of weights ({len(probabilities)}) does not match the population ({len(pool)}).")
         return [pool[self._weighted("choices", probabilities, inexact)] for _ in range(count)]

@@ -196,6 +196,14 @@ class _Node:
     mass: tuple  # as _Path.mass
 
 
+def _fraction_sum(numerators: dict[int, int]) -> Fraction:
+    """The sum of ``n / d`` over ``{d: n}`` (one Fraction per distinct denominator)."""
+    if len(numerators) == 1:
+        ((denominator, numerator),) = numerators.items()
+        return Fraction(numerator, denominator)
+    return sum((Fraction(n, d) for d, n in numerators.items()), _ZERO)
+
+
 def _node_mass_bound(nodes: list[_Node]) -> Fraction:
     """An upper bound on the total mass of ``nodes`` (exact when no mass is enclosed)."""
     exact: dict[int, int] = {}
@@ -206,7 +214,7 @@ def _node_mass_bound(nodes: list[_Node]) -> Fraction:
             exact[denominator] = exact.get(denominator, 0) + numerator
         else:
             enclosed += Fraction(numerator, denominator) * bounds[1]
-    return sum((Fraction(n, d) for d, n in exact.items()), enclosed)
+    return _fraction_sum(exact) + enclosed if exact else enclosed
 
 
 class _Search:
@@ -287,7 +295,7 @@ class _Search:
         """The enumeration: exact Fractions, or floats when a float parameter or an enclosed
         probability took part (each the exact total, or the middle of its bounds, rounded once).
         Checks that the explored and unexplored masses add up to 1."""
-        totals = {o: sum((Fraction(n, d) for d, n in by.items()), _ZERO) for o, by in self.exact.items()}
+        totals = {o: _fraction_sum(by) for o, by in self.exact.items()}
         name, dataset = self.mechanism.__name__, self.dataset
         if self.enclosed:
             bounds = {o: (totals.get(o, _ZERO) + lo, totals.get(o, _ZERO) + hi) for o, (lo, hi) in self.enclosed.items()}
@@ -310,7 +318,11 @@ class _Search:
                     )
                 values[outcome] = float((lo + hi) / 2)
             return self._distribution(values, unexplored, inexact=True)
-        explored = sum(totals.values(), _ZERO)
+        by_denominator: dict[int, int] = {}
+        for by in self.exact.values():
+            for d, n in by.items():
+                by_denominator[d] = by_denominator.get(d, 0) + n
+        explored = _fraction_sum(by_denominator)
         # float parameters (p = [0.1, 0.2, 0.7]) need only sum to 1 in float, as numpy requires
         if explored + unexplored != 1 if not self.inexact else abs(explored + unexplored - 1) > FLOAT_SUM_TOLERANCE:
             raise AssertionError(
