@@ -14,7 +14,25 @@ branch. The outputs of all paths are merged into the distribution:
     P(output = o) = sum over paths ending in o of  prod_{choice points on the path} P(branch taken).
 
 Lazy uniforms (``rng.random()``) are choice points too: a comparison ``u < t`` splits the interval
-the uniform is known to lie in (see :class:`~dpverify.finite._exact_random.LazyUniform`).
+the uniform is known to lie in (see :class:`~dpverify.finite._lazy.LazyUniform`). A branch
+probability that is irrational (a threshold ``exp(-1/2)``, a Poisson draw) is a certified
+:class:`~dpverify.finite._numbers.Enclosure`; the path's mass is then carried as rational bounds
+and the distribution holds floats (the middle of each output's bounds, whose relative width must be
+below 2^-64, far inside the engine's float error model).
+
+Unbounded randomness. A loop that runs until a coin fails (``while rng.random() < p: k += 1``) or a
+draw with infinitely many outcomes (``geometric``, ``negative_binomial``, ``poisson``: chains of
+coins, "stop at k?") has infinitely many paths. With ``tail > 0`` they are explored by mass: a run
+whose mass drops below a cutoff (first ``tail``) is set aside at that choice point; when the pass
+is over and the mass set aside exceeds ``tail``, the cutoff is divided by 16 and the set-aside
+subtrees are explored again; so every path heavier than the final cutoff is explored, heaviest
+classes first, and what is left is at most ``tail``. That unexplored mass is exactly 1 minus the
+explored mass (checked), and the distribution carries it as ``unexplored``: the verdict accounts
+for it (a violation only from explored paths; an (eps, delta) claim holds only if the explored
+delta plus the unexplored mass fits; a pure claim with mass left is undecided). With ``tail = 0``
+(the default) every path is enumerated; a draw with infinitely many outcomes is refused at once,
+and a path longer than ``max_depth`` draws (a loop that does not end) raises
+:class:`~dpverify.errors.EnumerationTooLarge` naming the depth and the ``tail`` option.
 
 Determinism. A path must give the same draws and the same output every time it is replayed; a
 sampler that also reads a global generator, the clock or state kept between calls is not the
@@ -23,6 +41,15 @@ by draw against the run that recorded it; the first path and a sample of others 
 full at the end and must give the same output; and the states of Python's and numpy's global
 generators must be unchanged by the whole enumeration. A failure raises
 :class:`~dpverify.errors.NondeterministicMechanism`.
+
+Hidden randomness. A sampler that ignores ``rng`` and draws from a generator of its own (a
+``RandomState`` made outside, a ``SystemRandom``) makes no draw dpverify sees: one path per dataset,
+whose output is a sample. Two defences make a verdict from it improbable by design: a path with no
+draws is replayed :data:`ZERO_DRAW_REPLAYS` (64) more times and every replay must agree -- a hidden
+draw whose likeliest outcome has probability q passes with probability at most q^64 (2e-9 for
+randomized response at eps = 1); and a sampler that has drawn nothing from ``rng`` on every
+dataset so far, yet gives two datasets different outputs, is refused unless it is declared
+``deterministic=True`` (a genuinely deterministic mechanism then gets its verdict, eps* = inf).
 
 Size. The path count is bounded by ``max_paths``. Past it (or once an estimate made after the first
 :data:`_ESTIMATE_AFTER` paths exceeds it four times over) the enumeration stops with
@@ -144,15 +171,27 @@ def from_sampler(
             (no global generator, no clock). Its ``exchangeable`` attribute, if any, is carried
             over to the mechanism. A picklable sampler (a module-level function) gives a picklable
             mechanism, for ``verify(..., executor="processes")``.
-        max_paths: refuse a dataset on which the sampler has more execution paths than this.
+        max_paths: refuse a dataset on which the sampler has more execution paths than this (runs
+            set aside below the mass cutoff count too).
+        tail: the probability mass a dataset's enumeration may leave unexplored (module docstring,
+            "Unbounded randomness"), for loops until a coin fails and draws with infinitely many
+            outcomes; a float is its binary value. 0 (default): every path, and such draws are refused.
+        max_depth: refuse a path with more random draws than this (a loop that does not end).
+        deterministic: declare that the sampler's output is a function of its dataset, so that one
+            that draws nothing from ``rng`` and gives datasets different outputs is verified rather
+            than refused as hiding its randomness (module docstring, "Hidden randomness").
 
     Returns:
-        A :class:`SamplerMechanism`: ``mechanism(dataset)`` is the exact :class:`Distribution`.
+        A :class:`SamplerMechanism`: ``mechanism(dataset)`` is the exact :class:`Distribution`
+        (with ``unexplored`` mass when ``tail`` left some).
 
     Raises:
-        InvalidArgument: ``sampler`` is not callable or ``max_paths`` is not an integer >= 1 (here).
-        EnumerationTooLarge: more than ``max_paths`` paths on a dataset (on call; with an estimate).
-        NondeterministicMechanism: a path replayed differently (on call).
+        InvalidArgument: ``sampler`` is not callable, ``max_paths`` or ``max_depth`` is not an
+            integer >= 1, or ``tail`` is not in [0, 1) (here).
+        EnumerationTooLarge: more than ``max_paths`` paths on a dataset (on call; with an estimate),
+            a path deeper than ``max_depth``, a draw with infinitely many outcomes without ``tail``.
+        NondeterministicMechanism: a path replayed differently, or a sampler that draws nothing yet
+            answers differently across datasets without ``deterministic`` (on call).
         MechanismError: the sampler raised, made a refused draw or returned an unhashable output
             (on call; the dataset and the path's draws are named).
     """

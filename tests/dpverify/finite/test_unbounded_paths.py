@@ -1,0 +1,115 @@
+"""from_sampler on randomness without a bound: loops that run until a coin fails, draws with
+infinitely many outcomes (geometric, negative binomial, Poisson), explored in order of probability
+mass until at most ``tail`` is left; and the depth limit that turns a runaway loop into an error.
+
+Every expected distribution is worked out by hand in a comment. The unexplored mass is exact
+(``1 -`` the explored mass) for exact samplers, and the explored and unexplored masses add up to 1.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import pytest
+
+from dpverify import Distribution, from_sampler
+from dpverify.errors import EnumerationTooLarge, InvalidArgument
+
+HALF = Fraction(1, 2)
+
+
+def until_tails(dataset, rng):
+    """The number of heads before the first tail of a fair coin, capped at 3."""
+    k = 0
+    while rng.random() < HALF:
+        k += 1
+    return min(k, 3)
+
+
+def test_a_loop_without_a_tail_is_refused_at_the_depth_limit():
+    with pytest.raises(EnumerationTooLarge) as raised:
+        from_sampler(until_tails, max_depth=50)(())
+    message = str(raised.value)
+    assert "max_depth=50" in message and "tail=1e-9" in message  # the limit, and the fix
+
+
+def test_a_loop_is_explored_until_the_tail():
+    found = from_sampler(until_tails, tail=Fraction(1, 2**20)).enumerate(())
+    # k heads then a tail has mass 2^-(k+1). A path is set aside once its mass drops below the
+    # cutoff 2^-20: the 21st head (mass 2^-21) and the tail after 20 heads (mass 2^-21) are the two
+    # left, 2^-20 in all, which is <= tail, so the search stops there. Output 3 gets k = 3..19:
+    # sum 2^-(k+1) = 2^-3 - 2^-20.
+    left = Fraction(1, 2**20)
+    assert found.distribution == Distribution({0: HALF, 1: Fraction(1, 4), 2: Fraction(1, 8), 3: Fraction(1, 8) - left},
+                                              unexplored=left)
+    assert found.distribution.unexplored == left
+
+
+def test_a_smaller_tail_explores_further():
+    coarse = from_sampler(until_tails, tail=Fraction(1, 2**10))(()).unexplored
+    fine = from_sampler(until_tails, tail=Fraction(1, 2**30))(()).unexplored
+    assert coarse == Fraction(1, 2**10)  # as above with 10 for 20
+    assert fine == Fraction(1, 2**30)
+
+
+def test_geometric_draws():
+    def sampler(dataset, rng):
+        return min(int(rng.geometric(Fraction(1, 3))), 4)
+
+    tail = Fraction(1, 10**6)
+    found = from_sampler(sampler, tail=tail)(())
+    # P(k) = (2/3)^(k-1) / 3: 1/3, 2/9, 4/27; every path with k >= 4 gives 4: (2/3)^3 = 8/27 in all,
+    # of which the unexplored mass is the part not yet found
+    left = found.unexplored
+    assert 0 < left <= tail
+    assert found == Distribution({1: Fraction(1, 3), 2: Fraction(2, 9), 3: Fraction(4, 27), 4: Fraction(8, 27) - left},
+                                 unexplored=left)
+
+
+def test_geometric_without_a_tail_is_refused_with_the_fix():
+    with pytest.raises(EnumerationTooLarge, match=r"rng\.geometric has infinitely many outcomes.*tail=1e-9"):
+        from_sampler(lambda d, rng: rng.geometric(0.5))(())
+
+
+def test_a_certain_geometric_draw_needs_no_tail():
+    assert from_sampler(lambda d, rng: rng.geometric(1))(()) == Distribution.point(1)  # p = 1: the first trial
+
+
+def test_negative_binomial_draws():
+    def sampler(dataset, rng):
+        return min(int(rng.negative_binomial(2, HALF)), 2)
+
+    found = from_sampler(sampler, tail=Fraction(1, 10**9))(())
+    # failures before the 2nd success: P(k) = C(k + 1, k) / 2^(k + 2): 1/4, 2/8 = 1/4; k >= 2: 1/2
+    left = found.unexplored
+    assert 0 < left <= Fraction(1, 10**9)
+    assert found == Distribution({0: Fraction(1, 4), 1: Fraction(1, 4), 2: HALF - left}, unexplored=left)
+
+
+def test_poisson_draws_are_enclosed():
+    def sampler(dataset, rng):
+        return min(int(rng.poisson(1)), 2)
+
+    found = from_sampler(sampler, tail=1e-12)(())
+    # P(0) = P(1) = e^-1 (irrational: floats from certified bounds); k >= 2: 1 - 2/e
+    assert not found.is_exact
+    assert found[0] == pytest.approx(math.exp(-1), rel=1e-15)
+    assert found[1] == pytest.approx(math.exp(-1), rel=1e-15)
+    assert found[2] + found.unexplored == pytest.approx(1 - 2 * math.exp(-1), rel=1e-14)
+    assert 0 < found.unexplored <= 1e-12
+
+
+def test_a_chain_with_floats_gives_a_float_distribution():
+    def sampler(dataset, rng):
+        return min(int(rng.geometric(0.5)), 2)
+
+    found = from_sampler(sampler, tail=1e-9)(())
+    assert not found.is_exact
+    assert found[1] == 0.5 and found[2] + found.unexplored == 0.5  # 0.5 is exact in binary
+
+
+@pytest.mark.parametrize("tail", [-0.1, 1, 1.5, float("nan")])
+def test_a_bad_tail_is_refused(tail):
+    with pytest.raises(InvalidArgument, match="tail"):
+        from_sampler(until_tails, tail=tail)
