@@ -48,6 +48,7 @@ import numpy as np
 
 from dpverify.errors import DpverifyError, EnumerationTooLarge, MechanismError, NondeterministicMechanism
 from dpverify.finite._exact_random import SUPPORTED_CALLS, ExactRandom, LazyUniform, Signature, _Abort
+from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import Distribution
 from dpverify.validation import check_callable, check_integer
 
@@ -65,7 +66,7 @@ _SEED = 20_240_618  # the probes' and the replay sample's own generator (never t
 _PLAIN = (int, float, str, bool, bytes, Fraction, type(None))
 
 
-def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT_MAX_PATHS) -> SamplerMechanism:
+def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT_MAX_PATHS, patch: Any = None) -> SamplerMechanism:
     """The mechanism whose exact output distribution is that of ``sampler(dataset, rng)``.
 
     ``sampler`` is ordinary sampling code: it takes a dataset and a random generator ``rng`` and
@@ -82,10 +83,14 @@ def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT
       axis=0)``; ``shuffle(x, axis=0)``; ``permuted(x, axis=None, out=None)``; ``binomial(n, p,
       size=None)``; ``hypergeometric(ngood, nbad, nsample, size=None)``; ``multinomial(n, pvals,
       size=None)``. Parameters broadcast as in numpy.
-    * ``random.Random``: ``random()``; ``randrange(start, stop=None, step=1)``; ``randint(a, b)``;
-      ``choice(seq)``; ``choices(population, weights=None, *, cum_weights=None, k=1)``;
-      ``sample(population, k, *, counts=None)``; ``shuffle(x)``; ``getrandbits(k)``;
-      ``binomialvariate(n=1, p=0.5)``.
+    * numpy's legacy ``RandomState`` (``rng`` is an instance of it, so ``random_state=rng`` passes
+      scikit-learn's ``check_random_state``): ``random_sample(size=None)``; ``rand(d0, d1, ...)``;
+      ``randint(low, high=None, size=None, dtype=int)`` (numpy's: ``high`` excluded);
+      ``random_integers(low, high=None, size=None)``; ``tomaxint(size=None)``.
+    * ``random.Random``: ``random()``; ``randrange(start, stop=None, step=1)``; ``choice(seq)``;
+      ``choices(population, weights=None, *, cum_weights=None, k=1)``; ``sample(population, k, *,
+      counts=None)``; ``shuffle(x)``; ``getrandbits(k)``; ``binomialvariate(n=1, p=0.5)``. Python's
+      inclusive ``randint(a, b)`` is on ``rng.python``, the rng as a ``random.SystemRandom``.
 
     ``random()`` returns a *lazy uniform* (``random(size=k)`` an object array of them): it compares
     with thresholds (``u < p``, ``<=``, ``>``, ``>=``; elementwise on arrays, giving bool arrays),
@@ -117,12 +122,19 @@ def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT
             over to the mechanism. A picklable sampler (a module-level function) gives a picklable
             mechanism, for ``verify(..., executor="processes")``.
         max_paths: refuse a dataset on which the sampler has more execution paths than this.
+        patch: modules (or their dotted names) whose module-level randomness goes to the exact rng
+            while the sampler runs: ``random.random()``, ``np.random.rand()``, ``secrets.choice``,
+            a ``SystemRandom()`` / ``np.random.RandomState(seed)`` / ``np.random.default_rng()``
+            built inside, and such names imported into the modules (``from random import random``);
+            restored afterwards. See :mod:`dpverify.finite._routing` for what is patched and what
+            cannot be routed. None: nothing is routed, and global generator use is refused.
 
     Returns:
         A :class:`SamplerMechanism`: ``mechanism(dataset)`` is the exact :class:`Distribution`.
 
     Raises:
-        InvalidArgument: ``sampler`` is not callable or ``max_paths`` is not an integer >= 1 (here).
+        InvalidArgument: ``sampler`` is not callable, ``max_paths`` is not an integer >= 1, or an entry
+            of ``patch`` is not a module or an importable dotted name (here).
         EnumerationTooLarge: more than ``max_paths`` paths on a dataset (on call; with an estimate).
         NondeterministicMechanism: a path replayed differently (on call).
         MechanismError: the sampler raised, made a refused draw or returned an unhashable output
@@ -130,7 +142,7 @@ def from_sampler(sampler: Callable[[Any, Any], Any], *, max_paths: int = DEFAULT
     """
     check_callable("sampler", sampler, fix="pass a function sampler(dataset, rng) -> output")
     check_integer("max_paths", max_paths, at_least=1, fix="max_paths bounds the execution paths enumerated per dataset, e.g. max_paths=100_000")
-    return SamplerMechanism(sampler, max_paths)
+    return SamplerMechanism(sampler, max_paths, patch=patch)
 
 
 @dataclass(frozen=True)
@@ -153,8 +165,9 @@ class SamplerMechanism:
     """A sampler as a mechanism: ``mechanism(dataset)`` is its exact output distribution (see
     :func:`from_sampler`); :meth:`enumerate` also gives the path count."""
 
-    def __init__(self, sampler: Callable[[Any, Any], Any], max_paths: int) -> None:
+    def __init__(self, sampler: Callable[[Any, Any], Any], max_paths: int, *, patch: Any = None) -> None:
         self.sampler, self.max_paths = sampler, max_paths
+        self.patch = module_names(patch)  # names, resolved on use: the mechanism stays picklable
         self.__name__ = getattr(sampler, "__name__", None) or type(sampler).__name__
         self.__doc__ = getattr(sampler, "__doc__", None)
         if hasattr(sampler, "exchangeable"):
@@ -171,7 +184,8 @@ class SamplerMechanism:
         number of paths. Raises as :func:`from_sampler` says."""
         before = _global_states()
         try:
-            enumeration = self._enumerate(dataset)
+            with route(self.patch):
+                enumeration = self._enumerate(dataset)
         except NondeterministicMechanism as error:
             _check_global_states(before, self.__name__, dataset, cause=error)
             raise
