@@ -1,7 +1,8 @@
 """The exact random source ``rng`` that :func:`dpverify.from_sampler` hands to a sampler.
 
-:class:`ExactRandom` answers the commonly used draws of numpy's ``Generator`` and of Python's
-``random.Random`` without drawing anything: every draw is a *choice point* with finitely many
+:class:`ExactRandom` answers the commonly used draws of numpy's ``Generator``, of numpy's legacy
+``RandomState`` (:mod:`dpverify.finite._legacy`) and of Python's ``random.Random`` without drawing
+anything: every draw is a *choice point* with finitely many
 branches and their exact probabilities. One run of the sampler follows one branch at each choice
 point (the branches a caller asks for by a prefix of branch indices, the first branch after it),
 and records the choice points it met, so :mod:`dpverify.finite.sampling` can enumerate every
@@ -16,6 +17,16 @@ Ties ``u == t`` have probability 0, so ``<`` and ``<=`` (``>`` and ``>=``) branc
 Arithmetic on a lazy uniform (``u * 3``, ``math.log(u)``, ``float(u)``) is refused: its result
 would need the value, which is never drawn.
 
+Where real code expects a generator. The exact rng is an instance of ``np.random.RandomState``, so
+``random_state=rng`` passes scikit-learn's ``check_random_state`` (and diffprivlib's, built on it);
+``rng.python`` is its ``random.Random`` / ``secrets.SystemRandom`` view
+(:mod:`dpverify.finite._python_random`). Subclassing ``RandomState`` would inherit methods that draw
+from a hidden Mersenne Twister, so the class is closed by construction: every public name of
+``RandomState``, ``Generator``, ``random.Random`` and ``random.SystemRandom`` is an exact draw here or
+a refusal naming the call (:mod:`dpverify.finite._refusals`). ``RandomState.__init__`` is never run
+(it seeds a Mersenne Twister, about 100 us): the hidden bit generator stays ``None``, so even an
+inherited method could not draw, it would fail.
+
 Numbers: exact probabilities and weights (``int``, ``Fraction``, ``Decimal``, sympy rationals) stay
 exact Fractions. A float is its binary value and marks the path *inexact*: the distribution that
 :mod:`dpverify.finite.sampling` builds then holds floats (each total computed exactly from the
@@ -28,6 +39,8 @@ import math
 import random
 import sys
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral
 from typing import Any, NoReturn
@@ -42,18 +55,24 @@ from dpverify.errors import (
     NondeterministicMechanism,
 )
 from dpverify.finite._lazy import LazyUniform
+from dpverify.finite._legacy import LegacyDraws
 from dpverify.finite._numbers import WAYS_ON, Enclosure, _arguments, _describe, _integer, _number, poisson_hazard
+from dpverify.finite._python_random import COPY_REFUSAL, PythonRandom
+from dpverify.finite._refusals import GENERATOR_APIS, refuse_the_rest
 
-__all__ = ["ExactRandom", "LazyUniform", "SUPPORTED_CALLS"]
+__all__ = ["ExactRandom", "LazyUniform", "SUPPORTED_CALLS", "ROUTING", "RouteSlot"]
 
 #: The draws :class:`ExactRandom` answers, by the API they come from (used in its error messages).
 SUPPORTED_CALLS = (
     "numpy Generator: random(size=None), integers(low, high=None, size=None, dtype=int64, endpoint=False), "
     "choice(a, size=None, replace=True, p=None, axis=0), permutation(x, axis=0), shuffle(x, axis=0), "
     "permuted(x, axis=None, out=None), binomial(n, p, size=None), hypergeometric(ngood, nbad, nsample, size=None), "
-    "multinomial(n, pvals, size=None); random.Random: random(), randrange(start, stop=None, step=1), "
-    "randint(a, b), choice(seq), choices(population, weights=None, *, cum_weights=None, k=1), "
-    "sample(population, k, *, counts=None), shuffle(x), getrandbits(k), binomialvariate(n=1, p=0.5)"
+    "multinomial(n, pvals, size=None); numpy RandomState (legacy): random_sample(size=None), rand(d0, d1, ...), "
+    "randint(low, high=None, size=None, dtype=int) (high excluded), random_integers(low, high=None, size=None), "
+    "tomaxint(size=None); random.Random: random(), randrange(start, stop=None, step=1), choice(seq), "
+    "choices(population, weights=None, *, cum_weights=None, k=1), sample(population, k, *, counts=None), "
+    "shuffle(x), getrandbits(k), binomialvariate(n=1, p=0.5), and Python's randint(a, b) (b included) on the "
+    "random.Random view rng.python"
 )
 
 #: numpy's tolerance on a float ``p`` summing to 1 (``sqrt`` of the float64 machine epsilon).
@@ -199,18 +218,46 @@ def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
     return [(first, *rest) for first in range(total + 1) for rest in _compositions(total - first, parts - 1)]
 
 
-class ExactRandom:
-    """The ``rng`` a sampler receives from :func:`dpverify.from_sampler`: numpy ``Generator`` and
-    ``random.Random`` draws answered by enumeration (see the module docstring and
-    :data:`SUPPORTED_CALLS`). Scalars come back as Python ints (or the chosen element); arrays as
-    numpy arrays, as numpy returns them; ``random()`` as a :class:`LazyUniform`."""
+@dataclass
+class RouteSlot:
+    """The routing of module-level randomness in force in a context (:mod:`dpverify.finite._routing`):
+    the patched places (``(module name, attribute)``) it asked for, and the exact rng their calls go
+    to (the one given to the routing, or else the last one made inside it)."""
 
-    def __init__(self, dataset: Any, name: str, max_branches: int, *, max_depth: int = DEFAULT_MAX_DEPTH, tail: Fraction = _ZERO) -> None:
+    keys: frozenset[tuple[str, str]]
+    rng: ExactRandom | None = None
+
+
+#: The routing in force in this context, if any: an :class:`ExactRandom` made inside joins it.
+ROUTING: ContextVar[RouteSlot | None] = ContextVar("dpverify_routing", default=None)
+
+
+class ExactRandom(LegacyDraws, np.random.RandomState):
+    """The ``rng`` a sampler receives from :func:`dpverify.from_sampler`: numpy ``Generator``,
+    ``RandomState`` and ``random.Random`` draws answered by enumeration (see the module docstring and
+    :data:`SUPPORTED_CALLS`). Scalars come back as Python ints (or the chosen element); arrays as
+    numpy arrays, as numpy returns them; ``random()`` as a :class:`LazyUniform`. An instance of
+    ``np.random.RandomState`` whose hidden generator is never seeded (module docstring); its
+    ``random.Random`` view is :attr:`python`."""
+
+    def __init__(self, dataset: Any, name: str, max_branches: int, *, max_depth: int = DEFAULT_MAX_DEPTH, tail: Fraction = _ZERO) -> None:  # no RandomState.__init__: no seeding
         self._dataset, self._name, self._max_branches = dataset, name, max_branches
         self._max_depth, self._tail = max_depth, tail
         self._run = 0
         self._hazards: dict[tuple, list] = {}
+        self._view: PythonRandom | None = None
         self._start([], [], None)
+        slot = ROUTING.get()
+        if slot is not None:
+            slot.rng = self
+
+    @property
+    def python(self) -> PythonRandom:
+        """This rng as a ``random.Random`` / ``secrets.SystemRandom`` (an instance of both), with
+        Python's meanings (``randint(a, b)`` includes ``b``); every draw is a draw of this rng."""
+        if self._view is None:
+            self._view = PythonRandom(self)
+        return self._view
 
     # -- the run: choice points --------------------------------------------------------------
 
@@ -666,16 +713,15 @@ class ExactRandom:
     def randrange(self, start: Any, stop: Any = None, step: Any = 1) -> int:
         """A uniform element of ``range(start, stop, step)`` (``range(start)`` without stop)."""
         call = "rng.randrange"
-        values = range(_integer(call, "start", start)) if stop is None else range(
-            _integer(call, "start", start), _integer(call, "stop", stop), _integer(call, "step", step)
-        )
-        if not values:
-            raise InvalidArgument(f"{call}: empty range {values!r}; there is nothing to choose from.")
-        return values[self._uniform("randrange", len(values))]
-
-    def randint(self, a: Any, b: Any) -> int:
-        """A uniform integer in ``[a, b]``, both ends included."""
-        return self.randrange(a, _integer("rng.randint", "b", b) + 1)
+        if stop is None:
+            start, stop = 0, _integer(call, "start", start)
+        first, end, stride = _integer(call, "start", start), _integer(call, "stop", stop), _integer(call, "step", step)
+        if stride == 0:
+            raise InvalidArgument(f"{call}: step must not be 0, got step=0.")
+        count = max(0, -((first - end) // stride))  # len(range(first, end, stride)), which overflows past sys.maxsize
+        if not count:
+            raise InvalidArgument(f"{call}: empty range {range(first, end, stride)!r}; there is nothing to choose from.")
+        return first + stride * self._uniform("randrange", count)
 
     def choices(self, population: Any, weights: Any = None, *, cum_weights: Any = None, k: int = 1) -> list:
         """``k`` draws with replacement, uniform or by relative ``weights`` (or ``cum_weights``)."""
@@ -730,6 +776,17 @@ class ExactRandom:
     def __repr__(self) -> str:
         return f"<dpverify exact rng of {self._name} on dataset {self._dataset!r}>"
 
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        self._abort(MechanismError(f"copying the rng {COPY_REFUSAL}.", dataset=self._dataset))
+
+    def __copy__(self) -> Any:
+        self._abort(MechanismError(f"copy.copy(rng) {COPY_REFUSAL}.", dataset=self._dataset))
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        self._abort(MechanismError(f"copy.deepcopy(rng) {COPY_REFUSAL}.", dataset=self._dataset))
+
 
 def _signature_text(signature: Signature | None) -> str:
     if signature is None:
@@ -757,13 +814,13 @@ def _refused_draw(name: str, reason: str) -> Callable[..., Any]:
 _CONTINUOUS = (
     "beta", "chisquare", "dirichlet", "exponential", "f", "gamma", "gumbel", "laplace", "logistic", "lognormal",
     "multivariate_normal", "noncentral_chisquare", "noncentral_f", "normal", "pareto", "power", "rayleigh",
-    "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal", "standard_t", "triangular",
+    "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal", "standard_t", "triangular", "randn",
     "uniform", "vonmises", "wald", "weibull",
     "betavariate", "expovariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
     "vonmisesvariate", "weibullvariate",
 )
 _UNBOUNDED = ("logseries", "zipf")
-_STATEFUL = ("seed", "getstate", "setstate", "spawn", "jumped", "bit_generator", "bytes", "randbytes")
+_STATEFUL = ("seed", "getstate", "setstate", "get_state", "set_state", "spawn", "jumped", "bit_generator")
 
 for _name in _CONTINUOUS:
     setattr(ExactRandom, _name, _refused_draw(_name, "draws from a continuous distribution"))
@@ -774,3 +831,23 @@ for _name in _STATEFUL:
         _name, "works on the state of a generator, and the exact rng has none (nothing is drawn: every combination "
         "of draws is enumerated)"
     ))
+def _refused_call(name: str, explanation: str) -> Callable[..., Any]:
+    def refused(self: ExactRandom, *args: Any, **kwargs: Any) -> Any:
+        self._abort(MechanismError(f"rng.{name}({_arguments(args, kwargs)}) {explanation}", dataset=self._dataset))
+
+    refused.__name__ = name
+    refused.__doc__ = f"Refused: {explanation}"
+    return refused
+
+
+for _name in ("bytes", "randbytes"):
+    setattr(ExactRandom, _name, _refused_call(
+        _name, "returns raw random bytes, which the exact rng does not draw; draw integers instead (e.g. "
+        "rng.integers(0, 256, size=n)) and convert them."
+    ))
+#: The public names of numpy's and Python's generators refused because the rng has no exact answer
+#: for them (nothing is inherited from RandomState: see dpverify.finite._refusals).
+REFUSED_BY_CONSTRUCTION = refuse_the_rest(ExactRandom, GENERATOR_APIS, lambda name: _refused_call(
+    name, f"is not a draw the exact rng answers; it answers {SUPPORTED_CALLS}. Draw the same with those, or check "
+    "the sampler statistically with dpverify.estimate_sampler."
+))

@@ -89,6 +89,7 @@ from dpverify.finite._exact_random import (
     _Abort,
     _Suspend,
 )
+from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
 from dpverify.validation import check_bool, check_callable, check_integer, check_number, exact_number
 
@@ -120,6 +121,7 @@ def from_sampler(
     tail: Any = 0,
     max_depth: int = DEFAULT_MAX_DEPTH,
     deterministic: bool = False,
+    patch: Any = None,
 ) -> SamplerMechanism:
     """The mechanism whose exact output distribution is that of ``sampler(dataset, rng)``.
 
@@ -137,10 +139,14 @@ def from_sampler(
       axis=0)``; ``shuffle(x, axis=0)``; ``permuted(x, axis=None, out=None)``; ``binomial(n, p,
       size=None)``; ``hypergeometric(ngood, nbad, nsample, size=None)``; ``multinomial(n, pvals,
       size=None)``. Parameters broadcast as in numpy.
-    * ``random.Random``: ``random()``; ``randrange(start, stop=None, step=1)``; ``randint(a, b)``;
-      ``choice(seq)``; ``choices(population, weights=None, *, cum_weights=None, k=1)``;
-      ``sample(population, k, *, counts=None)``; ``shuffle(x)``; ``getrandbits(k)``;
-      ``binomialvariate(n=1, p=0.5)``.
+    * numpy's legacy ``RandomState`` (``rng`` is an instance of it, so ``random_state=rng`` passes
+      scikit-learn's ``check_random_state``): ``random_sample(size=None)``; ``rand(d0, d1, ...)``;
+      ``randint(low, high=None, size=None, dtype=int)`` (numpy's: ``high`` excluded);
+      ``random_integers(low, high=None, size=None)``; ``tomaxint(size=None)``.
+    * ``random.Random``: ``random()``; ``randrange(start, stop=None, step=1)``; ``choice(seq)``;
+      ``choices(population, weights=None, *, cum_weights=None, k=1)``; ``sample(population, k, *,
+      counts=None)``; ``shuffle(x)``; ``getrandbits(k)``; ``binomialvariate(n=1, p=0.5)``. Python's
+      inclusive ``randint(a, b)`` is on ``rng.python``, the rng as a ``random.SystemRandom``.
 
     ``random()`` returns a *lazy uniform* (``random(size=k)`` an object array of them): it compares
     with thresholds (``u < p``, ``<=``, ``>``, ``>=``; elementwise on arrays, giving bool arrays),
@@ -180,6 +186,12 @@ def from_sampler(
         deterministic: declare that the sampler's output is a function of its dataset, so that one
             that draws nothing from ``rng`` and gives datasets different outputs is verified rather
             than refused as hiding its randomness (module docstring, "Hidden randomness").
+        patch: modules (or their dotted names) whose module-level randomness goes to the exact rng
+            while the sampler runs: ``random.random()``, ``np.random.rand()``, ``secrets.choice``,
+            a ``SystemRandom()`` / ``np.random.RandomState(seed)`` / ``np.random.default_rng()``
+            built inside, and such names imported into the modules (``from random import random``);
+            restored afterwards. See :mod:`dpverify.finite._routing` for what is patched and what
+            cannot be routed. None: nothing is routed, and global generator use is refused.
 
     Returns:
         A :class:`SamplerMechanism`: ``mechanism(dataset)`` is the exact :class:`Distribution`
@@ -187,7 +199,8 @@ def from_sampler(
 
     Raises:
         InvalidArgument: ``sampler`` is not callable, ``max_paths`` or ``max_depth`` is not an
-            integer >= 1, or ``tail`` is not in [0, 1) (here).
+            integer >= 1, ``tail`` is not in [0, 1), or an entry of ``patch`` is not a module or an
+            importable dotted name (here).
         EnumerationTooLarge: more than ``max_paths`` paths on a dataset (on call; with an estimate),
             a path deeper than ``max_depth``, a draw with infinitely many outcomes without ``tail``.
         NondeterministicMechanism: a path replayed differently, or a sampler that draws nothing yet
@@ -204,7 +217,7 @@ def from_sampler(
         raise InvalidArgument(f"tail must be below 1, got tail={tail!r}; it is the probability mass left unexplored, e.g. tail=1e-9.")
     check_bool("deterministic", deterministic, fix="declare deterministic=True only for a sampler whose output is a function of its dataset")
     return SamplerMechanism(sampler, max_paths, tail=Fraction(tail_exact) if not isinstance(tail, float) else Fraction(tail),
-                            max_depth=max_depth, deterministic=deterministic)
+                            max_depth=max_depth, deterministic=deterministic, patch=patch)
 
 
 @dataclass(frozen=True)
@@ -389,10 +402,11 @@ class SamplerMechanism:
 
     def __init__(
         self, sampler: Callable[[Any, Any], Any], max_paths: int, *, tail: Fraction = _ZERO,
-        max_depth: int = DEFAULT_MAX_DEPTH, deterministic: bool = False,
+        max_depth: int = DEFAULT_MAX_DEPTH, deterministic: bool = False, patch: Any = None,
     ) -> None:
         self.sampler, self.max_paths = sampler, max_paths
         self.tail, self.max_depth, self.deterministic = tail, max_depth, deterministic
+        self.patch = module_names(patch)  # names, resolved on use: the mechanism stays picklable
         self._draws_seen = False  # some dataset's enumeration drew from rng
         self._silent: tuple[Any, Hashable] | None = None  # (dataset, output) of the first that drew nothing
         self.__name__ = getattr(sampler, "__name__", None) or type(sampler).__name__
@@ -416,7 +430,8 @@ class SamplerMechanism:
         number of paths. Raises as :func:`from_sampler` says."""
         before = _global_states()
         try:
-            enumeration = self._enumerate(dataset)
+            with route(self.patch):
+                enumeration = self._enumerate(dataset)
         except NondeterministicMechanism as error:
             _check_global_states(before, self.__name__, dataset, cause=error)
             raise

@@ -279,12 +279,17 @@ def _check(args: argparse.Namespace) -> int:
 
     report = _report_file(args.report) if args.report else None  # before any work
     mechanism = _load_callable(args.mechanism)
+    if args.patch and args.mode != "sampler":
+        raise InvalidArgument(
+            f"--patch {args.patch[0]} routes module-level randomness into the exact rng of --sampler; add --sampler "
+            "(--estimate runs the sampler on real generators, where module-level randomness is real already)."
+        )
     if args.mode == "estimate":
         return _estimate(args, mechanism, report)
     if args.mode == "sampler":
         from dpverify.finite.sampling import from_sampler
 
-        mechanism = from_sampler(mechanism, max_paths=args.max_paths)
+        mechanism = from_sampler(mechanism, max_paths=args.max_paths, patch=args.patch)
     instance = {
         "records": _parse_records(args),
         "n": args.n,
@@ -518,6 +523,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "epsilon (dpverify.estimate_sampler); VIOLATED (exit 1) or UNDECIDED (exit 4), never holds")
     check.add_argument("--max-paths", type=int, default=100_000,
                        help="with --sampler: refuse samplers with more execution paths than this")
+    check.add_argument("--patch", action="append", metavar="MODULE",
+                       help="with --sampler: route MODULE's module-level randomness (random.random(), np.random.rand(), "
+                            "SystemRandom() built inside, ...) into the exact rng; repeatable (from_sampler(..., patch=))")
     check.add_argument("--samples", type=int, default=100_000,
                        help="with --estimate: samples per dataset (half choose the events, half bound them)")
     check.add_argument("--confidence", type=float, default=0.95,

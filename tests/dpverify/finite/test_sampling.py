@@ -114,7 +114,7 @@ def test_integers_are_uniform():
 def test_python_integer_draws():
     assert from_sampler(lambda d, rng: rng.randrange(1, 10, 4))(()) == Distribution.uniform([1, 5, 9])
     assert from_sampler(lambda d, rng: rng.randrange(3))(()) == Distribution.uniform([0, 1, 2])
-    assert from_sampler(lambda d, rng: rng.randint(1, 3))(()) == Distribution.uniform([1, 2, 3])
+    assert from_sampler(lambda d, rng: rng.python.randint(1, 3))(()) == Distribution.uniform([1, 2, 3])  # Python's: 3 in
     assert from_sampler(lambda d, rng: rng.getrandbits(2))(()) == Distribution.uniform(range(4))
 
 
