@@ -3,8 +3,8 @@
 dpverify refuses a mechanism that draws from ``random.*`` or ``np.random.*`` (an error, never a
 verdict: :mod:`dpverify.finite._global_random`): the states are read before and after each call of
 a plain mechanism outside the run's blocks (``call_mechanism``: rechecks, symmetry, input pairs),
-once per block of the run's evaluation (``_evaluate_block``, 4,096 datasets), once per call of a
-vectorised ``distributions(datasets)`` (a full reading, numpy's cached Gaussian included), and
+once per block of the run's evaluation (``_evaluate_block``, 4,096 datasets) and once per call of
+a vectorised ``distributions(datasets)`` (both full readings, numpy's cached Gaussian included), and
 ``estimate_sampler`` runs the sampler twice on 1,000 samples of its first dataset under one seed.
 
 Printed: the readings themselves (this checkout), then with ``--against REF`` the same workloads

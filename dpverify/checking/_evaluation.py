@@ -220,9 +220,10 @@ def _evaluate_block(
     if getattr(mechanism, "distributions", None) is not None:
         outcomes, floats, flags = _vectorised(mechanism, block)
         return outcomes, floats, flags, [], np.full(len(flags), -1, dtype=np.int32)
-    # The global generators are read once per block (a draw anywhere in it moves them); after a
-    # draw (or another thread's) the block runs again with each dataset checked, which names it.
-    before = global_states()
+    # The global generators are read once per block (a draw anywhere in it moves them), in full (2 x 35 us a
+    # block: numpy's cached Gaussian too); after a draw (or another thread's) the block runs again with each
+    # dataset checked, which names it.
+    before = global_states(full=True)
     try:
         found = _block_rows(block, lambda dataset: as_distribution(_called(mechanism, _name(mechanism), dataset),
                                                                    dataset))

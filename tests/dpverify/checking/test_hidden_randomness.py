@@ -161,6 +161,22 @@ def test_a_draw_inside_a_block_is_seen_once_per_block_and_each_dataset_then_chec
     assert again.tolist() == matrix.tolist()
 
 
+def test_one_gaussian_in_a_block_is_seen_with_a_cached_one_waiting():
+    # the block's reading includes numpy's cached Gaussian: taking it moves no twister word
+    def one_gaussian(dataset):
+        if dataset == (1, 1):
+            np.random.randn()
+        return RR[dataset[0]]
+
+    block = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    _seed_globals(5, cached_gaussian=True)
+    with pytest.raises(NondeterministicMechanism, match=r"one_gaussian drew from numpy's global generator .* dataset \(1, 1\)"):
+        _evaluate_block(block, {"mechanism": one_gaussian})
+    _seed_globals(5, cached_gaussian=True)
+    with pytest.raises(NondeterministicMechanism, match=r"numpy's global generator .* dataset \(1, 1\)"):
+        verify(one_gaussian, records=(0, 1), n=2, epsilon=1.2)
+
+
 def test_a_draw_not_repeated_on_the_second_call_is_taken_for_another_threads():
     # Dask's event loop may draw from random while a worker evaluates: a changed state runs the mechanism again,
     # and the output kept is the second call's, made while neither generator moved
