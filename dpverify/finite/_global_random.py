@@ -10,12 +10,13 @@ with no false negatives for any draw that reaches the twister.
 
 The one draw that does not reach it: a cached Gaussian. ``random.gauss`` keeps its second value in
 ``gauss_next`` (read here), numpy's legacy ``standard_normal`` in ``has_gauss``/``gauss``, which only
-``np.random.get_state`` shows (``full=True``, 30 us); the fast reading leaves them out. Such a draw
+``np.random.get_state`` shows (``full=True``, 35 us); the fast reading leaves them out. Such a draw
 returns the value the previous Gaussian draw made, and the draw after it moves the twister: code
-that reads Gaussians is seen on its second call at the latest.
+that reads Gaussians is seen on its second call at the latest. Where one call may be all there is
+(a block of the checker's evaluation, a vectorised call) the reading is full.
 
-Readings. ``random.getstate()`` builds a 625-int tuple (9 us); numpy's ``get_state`` 30 us. Both
-states are read here as raw bytes through ctypes instead (about 0.6 us each), where the memory
+Readings. ``random.getstate()`` builds a 625-int tuple (9 us); numpy's ``get_state`` 35 us. Both
+states are read here as raw bytes through ctypes instead (about 0.2 us each), where the memory
 layout is first confirmed against the slow reading: CPython's ``_random.Random`` object holds
 ``{int index; uint32 state[624]}`` right after its object header, and numpy's ``MT19937`` bit
 generator exposes ``{uint32 key[624]; int pos}`` at ``ctypes.state_address``. An unconfirmed
