@@ -158,7 +158,7 @@ def _vectorised(mechanism: Any, block: Sequence[tuple]) -> tuple[list, np.ndarra
                 dataset=datasets[0], original=error,
             ) from error
 
-    # once per block, numpy's cached Gaussian included (30 us a block): one call may be all there is
+    # once per block, numpy's cached Gaussian included (2 x 35 us a block): one call may be all there is
     outcomes, matrix = run_unchanged(
         call, lambda used: drew_error(f"the mechanism {_name(mechanism)}.distributions", where, used,
                                       dataset=datasets[0]),

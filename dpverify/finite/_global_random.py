@@ -59,8 +59,8 @@ def global_states(*, full: bool = False) -> tuple:
     """The states of Python's global ``random`` generator and numpy's legacy global generator.
 
     Args:
-        full: also numpy's cached Gaussian (through ``np.random.get_state``, about 30 us); the
-            default reading (about 1.3 us for both) leaves it out (module docstring).
+        full: also numpy's cached Gaussian (through ``np.random.get_state``, about 35 us); the
+            default reading (about 0.5 us for both) leaves it out (module docstring).
     """
     return _python_state(), (_numpy_full_state() if full else _numpy_state())
 
@@ -159,7 +159,7 @@ def _python_view(generator: Any) -> Any:
 
 def _numpy_state() -> bytes:
     """numpy's global MT19937 words and position: read through the bit generator's ctypes interface
-    (``state_address`` points at ``{uint32 key[624]; int pos}``; 0.2 us against 30 us for
+    (``state_address`` points at ``{uint32 key[624]; int pos}``; 0.2 us against 35 us for
     ``np.random.get_state``) where that layout is confirmed, else from ``get_state``."""
     if _ctypes_layout():
         bit_generator = _NUMPY_RANDOM.get_bit_generator()
