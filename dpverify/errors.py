@@ -8,7 +8,9 @@ exceptions say that no verdict could be given:
 * :class:`MechanismError`: the mechanism raised on a dataset; the dataset is named and the original
   exception chained (``__cause__``). The CLI exits with 3.
 * :class:`NondeterministicMechanism`: the mechanism returned two different distributions for the
-  same dataset, so it returns samples, not its distribution. The CLI exits with 3.
+  same dataset, or drew from Python's or numpy's global generator, so it returns samples, not its
+  distribution (a sampler given to ``estimate_sampler``: its outputs differ under one seed). The
+  CLI exits with 3.
 * :class:`EnvironmentFailure`: the machine or an executor failed (an unwritable report path, a Dask
   cluster that cannot start). The CLI exits with 3.
 """
@@ -55,10 +57,13 @@ class MechanismError(DpverifyError):
 
 
 class NondeterministicMechanism(DpverifyError):
-    """The mechanism returned different distributions on two calls with the same ``dataset``.
+    """The mechanism returned different distributions on two calls with the same ``dataset``, or
+    drew from a random generator dpverify does not see (a global one, or for a sampler any but its
+    ``rng``).
 
     A mechanism must return its exact output distribution, a function of the dataset alone; one
-    that draws random numbers returns a sample of it. ``first`` and ``second`` are the two outputs.
+    that draws random numbers returns a sample of it. ``first`` and ``second`` are the two outputs
+    (None when a generator's move was seen instead).
     """
 
     def __init__(self, message: str, *, dataset: Any = None, first: Any = None, second: Any = None) -> None:

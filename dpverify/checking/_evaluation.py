@@ -7,6 +7,12 @@ serial order — on every executor. A mechanism with a vectorised ``distribution
 (returning ``(outcomes, matrix)``, one float64 row per dataset) is called once per block instead of
 once per dataset.
 
+Randomness the mechanism hides: Python's and numpy's global generators are read around every
+evaluation -- once per block for the run's blocks, around each call elsewhere -- and a mechanism
+that moves one (seen on two runs in a row; :mod:`dpverify.finite._global_random`) raises
+:class:`NondeterministicMechanism` naming the dataset or block: it returns a sample, not its
+distribution, and no verdict is given on it.
+
 Exact values are not kept for every dataset (a black-box run at ``n = 7`` over 8 records has 2 M
 of them): :class:`EvaluatedDistributions` re-runs the mechanism on the few datasets certification
 asks for.
@@ -23,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.errors import DpverifyError, InvalidArgument, MechanismError, NondeterministicMechanism
+from dpverify.finite._global_random import changed_generators, drew_error, global_states, run_unchanged
 from dpverify.finite.distribution import Distribution
 
 __all__ = [
@@ -61,20 +68,29 @@ def _name(mechanism: Any) -> str:
 def call_mechanism(mechanism: Any, dataset: tuple, method: str | None = None) -> Distribution:
     """``mechanism(dataset)`` (or ``mechanism.<method>(dataset)``) validated as a
     :class:`Distribution`; an exception inside the mechanism becomes a :class:`MechanismError`
-    naming the dataset (the original chained), never a verdict."""
+    naming the dataset (the original chained), and a draw from Python's or numpy's global
+    generator (seen on two calls in a row) a :class:`NondeterministicMechanism`: never a verdict."""
+    called = _name(mechanism) if method is None else f"{_name(mechanism)}.{method}"
     function = mechanism if method is None else getattr(mechanism, method)
+    value = run_unchanged(
+        lambda: _called(function, called, dataset),
+        lambda used: drew_error(f"the mechanism {called}", f"dataset {dataset!r}", used, dataset=dataset),
+    )
+    return as_distribution(value, dataset)
+
+
+def _called(function: Callable[[tuple], Any], called: str, dataset: tuple) -> Any:
+    """``function(dataset)``, an exception inside it a :class:`MechanismError` naming the dataset."""
     try:
-        value = function(dataset)
+        return function(dataset)
     except DpverifyError:
         raise
     except Exception as error:
-        called = _name(mechanism) if method is None else f"{_name(mechanism)}.{method}"
         raise MechanismError(
             f"the mechanism {called} raised {type(error).__name__}: {error} -- on dataset {dataset!r}. "
             "No verdict was given; fix the mechanism (or choose records and n it accepts).",
             dataset=dataset, original=error,
         ) from error
-    return as_distribution(value, dataset)
 
 
 def same_distribution(first: Distribution, second: Distribution, relative: float) -> bool:
@@ -128,16 +144,26 @@ def _not_distributions(matrix: np.ndarray) -> np.ndarray:
 def _vectorised(mechanism: Any, block: Sequence[tuple]) -> tuple[list, np.ndarray, np.ndarray]:
     lazy = hasattr(block, "indices") or hasattr(block, "counts")
     datasets = block if lazy else list(block)  # ordered datasets and multisets stay lazy
-    try:
-        outcomes, matrix = mechanism.distributions(datasets)
-    except DpverifyError:
-        raise
-    except Exception as error:
-        raise MechanismError(
-            f"the mechanism {_name(mechanism)}.distributions raised {type(error).__name__}: {error} -- on a block "
-            f"of {len(datasets)} datasets starting with {datasets[0]!r}. No verdict was given; fix the mechanism.",
-            dataset=datasets[0], original=error,
-        ) from error
+    where = f"a block of {len(datasets)} datasets starting with {datasets[0]!r}"
+
+    def call() -> Any:
+        try:
+            return mechanism.distributions(datasets)
+        except DpverifyError:
+            raise
+        except Exception as error:
+            raise MechanismError(
+                f"the mechanism {_name(mechanism)}.distributions raised {type(error).__name__}: {error} -- on {where}. "
+                "No verdict was given; fix the mechanism.",
+                dataset=datasets[0], original=error,
+            ) from error
+
+    # once per block, numpy's cached Gaussian included (2 x 35 us a block): one call may be all there is
+    outcomes, matrix = run_unchanged(
+        call, lambda used: drew_error(f"the mechanism {_name(mechanism)}.distributions", where, used,
+                                      dataset=datasets[0]),
+        full=True,
+    )
     matrix = np.asarray(matrix, dtype=float)
     outcomes = list(outcomes)
     if matrix.shape != (len(datasets), len(outcomes)):
@@ -194,13 +220,33 @@ def _evaluate_block(
     if getattr(mechanism, "distributions", None) is not None:
         outcomes, floats, flags = _vectorised(mechanism, block)
         return outcomes, floats, flags, [], np.full(len(flags), -1, dtype=np.int32)
+    # The global generators are read once per block (a draw anywhere in it moves them), in full (2 x 35 us a
+    # block: numpy's cached Gaussian too); after a draw (or another thread's) the block runs again with each
+    # dataset checked, which names it.
+    before = global_states(full=True)
+    try:
+        found = _block_rows(block, lambda dataset: as_distribution(_called(mechanism, _name(mechanism), dataset),
+                                                                   dataset))
+    except DpverifyError:
+        if not changed_generators(before):
+            raise
+    else:
+        if not changed_generators(before):
+            return found
+    return _block_rows(block, lambda dataset: call_mechanism(mechanism, dataset))
+
+
+def _block_rows(
+    block: Sequence[tuple], evaluate: Callable[[tuple], Distribution]
+) -> tuple[list, np.ndarray, np.ndarray, list[Distribution], np.ndarray]:
+    """The rows of :func:`_evaluate_block` for a plain mechanism, each dataset's output ``evaluate(dataset)``."""
     index: dict[Hashable, int] = {}
     rows: list[list[tuple[int, float]]] = []
     exact = []
     kept = _Interned(KEEP_PER_BLOCK)
     ids = np.full(len(block), -1, dtype=np.int32)
     for i, dataset in enumerate(block):
-        dist = call_mechanism(mechanism, dataset)
+        dist = evaluate(dataset)
         row = []
         for outcome, probability in dist.items():
             column = index.setdefault(outcome, len(index))

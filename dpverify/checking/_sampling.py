@@ -12,7 +12,9 @@ three kinds:
   inside are read as tuples.
 
 Used by :mod:`dpverify.checking.estimate`: the functions :func:`draw_summary` (the selection half)
-and :func:`count_events` (the test half) are the tasks its executors run, one per dataset.
+and :func:`count_events` (the test half) are the tasks its executors run, one per dataset;
+:func:`check_repeatable` runs before them and refuses a sampler whose outputs are not a function of
+its dataset and the seed of its ``rng``.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.errors import MechanismError
+from dpverify.errors import MechanismError, NondeterministicMechanism
+from dpverify.finite._global_random import run_unchanged
 from dpverify.parallel.executors import Shared
 
-__all__ = ["BATCH", "DISCRETE_CAP", "Outputs", "Summary", "accepts_size", "draw", "summarise", "draw_summary",
-           "count_events"]
+__all__ = ["BATCH", "DISCRETE_CAP", "PROBE", "Outputs", "Summary", "accepts_size", "draw", "summarise",
+           "draw_summary", "count_events", "check_repeatable"]
 
 #: Outputs asked of a batched sampler per call (``size=``): bounds its memory, fixes the streams.
 BATCH = 1 << 16
@@ -38,6 +41,8 @@ BATCH = 1 << 16
 #: continuous output's values never repeat: outcome events chosen on them never recur in the
 #: test half, and bounded nothing at 2,000 samples).
 DISCRETE_CAP = 1000
+#: Outputs drawn in each of the two runs of :func:`check_repeatable` (at most half the samples).
+PROBE = 1000
 
 
 def _repeats(distinct: int, size: int) -> bool:
@@ -235,3 +240,65 @@ def count_events(task: tuple, shared: Shared) -> list[int]:
     dataset, seed, events = task
     outputs = draw(shared["sampler"], dataset, np.random.default_rng(seed), shared["count"], shared["batched"])
     return [event.count(outputs) for event in events]
+
+
+def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batched: bool) -> None:
+    """Refuse ``sampler`` unless two runs of ``count`` draws on ``dataset``, each from a fresh
+    Generator seeded with ``seed``, give the same outputs and leave the global generators unmoved.
+
+    A sampler that also draws from ``np.random.*`` or ``random.*``, from a RandomState or
+    SystemRandom of its own, or that keeps state between calls, gives other outputs on the second
+    run (or moves a global generator: seen, and named, first). Its samples are then not those of
+    ``seed``: the result could not be repeated from its reported seed, and state kept between calls
+    also makes the draws dependent, which the confidence bounds assume they are not.
+
+    Raises:
+        NondeterministicMechanism: naming what differed and the fix (draw from ``rng``).
+        MechanismError: the sampler raised or returned outputs :func:`draw` refuses.
+    """
+    name = getattr(sampler, "__name__", None) or type(sampler).__name__
+
+    def twice() -> tuple[Outputs, Outputs]:
+        return (draw(sampler, dataset, np.random.default_rng(seed), count, batched),
+                draw(sampler, dataset, np.random.default_rng(seed), count, batched))
+
+    def drew(used: list[str]) -> NondeterministicMechanism:
+        return NondeterministicMechanism(
+            f"the sampler {name} drew from {' and '.join(used)} on dataset {dataset!r} (in two runs of {count:,} "
+            f"samples); those draws do not come from the seed, so the estimate could not be repeated from it. "
+            "Draw every random choice from the rng argument (a numpy Generator: rng.random(), rng.laplace(...), "
+            "rng.choice(...), ...), or pass rng on to the library that draws (e.g. random_state=rng).",
+            dataset=dataset,
+        )
+
+    first, second = run_unchanged(twice, drew)
+    difference = _first_difference(first, second)
+    if difference is not None:
+        raise NondeterministicMechanism(
+            f"the sampler {name}'s outputs differ between two runs under one seed on dataset {dataset!r}: "
+            f"{difference}. It draws from a generator other than its rng argument -- np.random.* or random.*, a "
+            "np.random.RandomState or random.Random of its own, random.SystemRandom or secrets -- or keeps state "
+            "between calls; its samples are then not those of the seed (the estimate could not be repeated from "
+            "it) and may not be independent. Draw every random choice from rng (or pass rng on to the library "
+            "that draws, e.g. random_state=rng).",
+            dataset=dataset, first=first, second=second,
+        )
+
+
+def _first_difference(first: Outputs, second: Outputs) -> str | None:
+    """Where two runs' outputs first differ (NaN equal to NaN), or None when they are the same."""
+    if first.kind != second.kind:
+        return f"read as {first.kind} outputs in the first run and as {second.kind} in the second"
+    if first.values is not None and second.values is not None:
+        if first.values.shape != second.values.shape:
+            return f"outputs of shape {first.values.shape[1:]} and then {second.values.shape[1:]}"
+        same = (first.values == second.values) | (np.isnan(first.values) & np.isnan(second.values))
+        rows = np.flatnonzero(~same.reshape(same.shape[0], -1).all(axis=1))
+        if rows.size == 0:
+            return None
+        k = int(rows[0])
+        return f"output #{k + 1} was {first.values[k].tolist()!r} and then {second.values[k].tolist()!r}"
+    for k, (a, b) in enumerate(zip(items_of(first), items_of(second))):
+        if not (a == b or repr(a) == repr(b)):
+            return f"output #{k + 1} was {a!r} and then {b!r}"
+    return None

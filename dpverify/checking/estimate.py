@@ -18,6 +18,12 @@ The procedure, for each neighbouring pair ``(D, D')`` and each direction:
    ``2m`` one-sided bounds has error ``(1 - confidence) / (2m)`` (Bonferroni), so *all* of them hold at
    once with probability at least ``confidence``, and so does the largest bound, which is reported.
 
+Before the run, the sampler is run twice on ``PROBE`` (1,000) samples of the first dataset, each
+time from a fresh Generator of the same seed: outputs that differ, or a move of Python's or
+numpy's global generator, show that it draws from something other than its ``rng`` (its own
+RandomState, SystemRandom, ``np.random.*``), and it is refused with
+:class:`~dpverify.errors.NondeterministicMechanism`: its result could not be repeated from its seed.
+
 Draws are made once per distinct dataset (a dataset in several pairs is drawn once), each dataset's
 two halves from their own streams: ``numpy.random.SeedSequence(seed)`` spawns one child per
 dataset, in the order the datasets are listed, and each child one stream per half. The draws are
@@ -35,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.checking._events import TESTS, Candidate, clopper_pearson, log_ratio_bound, select
-from dpverify.checking._sampling import accepts_size, count_events, draw_summary
+from dpverify.checking._sampling import PROBE, accepts_size, check_repeatable, count_events, draw_summary
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, relation
@@ -101,6 +107,9 @@ def estimate_sampler(
     Raises:
         InvalidArgument: bad input (checked before any sampling).
         MechanismError: the sampler raised, or returned the wrong number of outputs or nan.
+        NondeterministicMechanism: two runs of the sampler under one seed gave different outputs, or
+            it drew from Python's or numpy's global generator: it draws from something other than
+            ``rng`` (checked on the first dataset before the run).
     """
     started = time.perf_counter()
     check_callable("sampler", sampler, fix="pass a function sampler(dataset, rng) returning one output")
@@ -121,6 +130,8 @@ def estimate_sampler(
     datasets = list(inputs.datasets)
     streams = [child.spawn(2) for child in np.random.SeedSequence(seed).spawn(len(datasets))]
     chosen_n, test_n = samples // 2, samples - samples // 2
+    # two runs of PROBE samples on the first dataset, both from its selection stream (1-2% of a run)
+    check_repeatable(sampler, datasets[0], streams[0][0], min(PROBE, chosen_n), batched)
     index_pairs = list(zip(inputs.left.tolist(), inputs.right.tolist()))
     with open_executor(executor) as opened:
         runner = check_picklable("sampler", sampler, opened)

@@ -34,6 +34,7 @@ import numpy as np
 
 from dpverify.checking.checker import evaluate
 from dpverify.errors import InvalidArgument
+from dpverify.finite._global_random import call_unchanged
 from dpverify.finite.neighbors import NeighborRelation, PairSet, relation
 from dpverify.finite.records import check_records
 from dpverify.validation import check_integer, check_positive, exact_number
@@ -451,10 +452,13 @@ def _rows(mechanism: Any, inputs: InputPairs, declared: float | None, *, sympy_r
     row_error: float | np.ndarray  # one relative error for every row, or one per row
     intervals = getattr(mechanism, "certified_intervals", None)
     exact_of = getattr(mechanism, "exact_distribution", None)
+    name = getattr(mechanism, "__name__", None) or type(mechanism).__name__
     if intervals is not None and not sympy_rows:
-        exact_row, row_error = (lambda i: intervals(datasets[i])), 0.0
+        what = f"the mechanism {name}.certified_intervals"
+        exact_row, row_error = (lambda i: call_unchanged(intervals, datasets[i], what=what)), 0.0
     elif exact_of is not None:
-        exact_row, row_error = (lambda i: exact_of(datasets[i])), 0.0
+        what = f"the mechanism {name}.exact_distribution"
+        exact_row, row_error = (lambda i: call_unchanged(exact_of, datasets[i], what=what)), 0.0
     else:
         exact_row = distributions.__getitem__
         value = float_error_of(mechanism) if declared is None else declared
@@ -470,8 +474,9 @@ def _exact_witness(mechanism: Any, witness: Any) -> Any:
     summed interval enclosures)."""
     from dpverify.densities.piecewise import ExpSum
 
-    p = mechanism.exact_probabilities(witness.dataset)
-    q = mechanism.exact_probabilities(witness.neighbor)
+    what = f"the mechanism {getattr(mechanism, '__name__', None) or type(mechanism).__name__}.exact_probabilities"
+    p = call_unchanged(mechanism.exact_probabilities, witness.dataset, what=what)
+    q = call_unchanged(mechanism.exact_probabilities, witness.neighbor, what=what)
     zero = ExpSum()
     p_mass = ExpSum.total(p.get(o, zero) for o in witness.output_set)
     q_mass = ExpSum.total(q.get(o, zero) for o in witness.output_set)

@@ -53,6 +53,7 @@ from dpverify.densities._ratio_sup import float_up_of as _float_up_of
 from dpverify.densities.hockey_stick import DeltaSweep
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, as_fraction
 from dpverify.errors import InvalidArgument
+from dpverify.finite._global_random import call_unchanged
 from dpverify.validation import claim_number, exact_number
 from dpverify.verdict.engine import Verdict, decide_pair
 from dpverify.verdict.results import PairsResult
@@ -187,7 +188,8 @@ def verify_densities(mechanism: Any, inputs: Any, *, epsilon: Any, delta: Any = 
         eps = eps * (1 + Fraction(1, 2**50))  # a float claim stands for itself up to its rounding
     delta_eps, delta_claim = _rational_claim("epsilon", epsilon), _rational_claim("delta", delta)
     claim = math.exp(float(eps))
-    outputs = {d: mechanism.output_density(d) for d in inputs.datasets}
+    what = f"the mechanism {getattr(mechanism, '__name__', None) or type(mechanism).__name__}.output_density"
+    outputs = {d: call_unchanged(mechanism.output_density, d, what=what) for d in inputs.datasets}
     pairs = list(inputs)
     losses = []
     directed = [(first, second) for a, b in pairs for first, second in ((a, b), (b, a))]

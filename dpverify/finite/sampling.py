@@ -60,11 +60,8 @@ mean is the number of paths, Knuth 1975), averaged over :data:`_PROBES` such pat
 
 from __future__ import annotations
 
-import ctypes
-import functools
 import math
 import random
-import struct
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -73,13 +70,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.errors import (
-    DpverifyError,
-    EnumerationTooLarge,
-    InvalidArgument,
-    MechanismError,
-    NondeterministicMechanism,
-)
+from dpverify.errors import EnumerationTooLarge, InvalidArgument, MechanismError, NondeterministicMechanism
 from dpverify.finite._exact_random import (
     DEFAULT_MAX_DEPTH,
     SUPPORTED_CALLS,
@@ -88,6 +79,12 @@ from dpverify.finite._exact_random import (
     Signature,
     _Abort,
     _Suspend,
+)
+from dpverify.finite._global_random import (  # the readers live there now; the old names still work here
+    _check_global_states,
+    _ctypes_layout,  # noqa: F401
+    _global_states,
+    _numpy_state,  # noqa: F401
 )
 from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
@@ -648,56 +645,3 @@ def _convert(value: Any, name: str, dataset: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return frozenset(_convert(item, name, dataset) for item in value)
     return value
-
-
-def _global_states() -> tuple:
-    """The states of Python's global ``random`` generator and numpy's legacy global generator.
-
-    A draw from either changes its Mersenne Twister position or words. (A cached Gaussian is
-    returned without a draw, but every path the sampler takes is run at least twice — the first is
-    replayed — so a sampler that reads a global generator draws from it at least once.)"""
-    return random.getstate(), _numpy_state()
-
-
-def _numpy_state() -> bytes:
-    """numpy's global MT19937 words and position: read through the bit generator's ctypes interface
-    (``state_address`` points at ``{uint32 key[624]; int pos}``; 1 us against 30 us for
-    ``np.random.get_state``) where that layout is confirmed, else from ``get_state``."""
-    if _ctypes_layout():
-        return ctypes.string_at(_NUMPY_RANDOM.get_bit_generator().ctypes.state_address, _MT_BYTES)
-    _, key, pos, has_gauss, gauss = _NUMPY_RANDOM.get_state(legacy=True)
-    return key.tobytes() + struct.pack("=iid", pos, has_gauss, gauss)
-
-
-_MT_BYTES = 624 * 4 + 4
-_NUMPY_RANDOM: Any = np.random  # numpy's stubs leave out get_bit_generator and type get_state loosely
-
-
-@functools.lru_cache(maxsize=1)
-def _ctypes_layout() -> bool:
-    """Whether numpy's global bit generator can be read as ``{uint32 key[624]; int pos}``."""
-    try:
-        generator = _NUMPY_RANDOM.get_bit_generator()
-        _, key, pos, _, _ = _NUMPY_RANDOM.get_state(legacy=True)
-        found = ctypes.string_at(generator.ctypes.state_address, _MT_BYTES)
-    except Exception:  # an older numpy (no get_bit_generator) or another bit generator
-        return False
-    return found == key.astype(np.uint32).tobytes() + struct.pack("=i", pos)
-
-
-def _check_global_states(before: tuple, name: str, dataset: Any, cause: DpverifyError | None = None) -> None:
-    after = _global_states()
-    used = []
-    if after[0] != before[0]:
-        used.append("Python's global random generator (random.random(), random.choice(), ...)")
-    if after[1] != before[1]:
-        used.append("numpy's global generator (np.random.rand(), np.random.choice(), ...)")
-    if used:
-        error = NondeterministicMechanism(
-            f"the sampler {name} drew from {' and '.join(used)} on dataset {dataset!r}; those draws are not "
-            "enumerated, so its output is a sample, not a distribution. Draw every random choice from the rng "
-            "argument instead: it has numpy's Generator and random.Random methods (rng.random(), rng.integers(...), "
-            "rng.choice(...), ...).",
-            dataset=dataset,
-        )
-        raise error from cause

@@ -483,10 +483,10 @@ def test_the_global_generators_are_detected(sampler, generator):
 
 
 def test_numpy_global_generator_is_detected_without_the_ctypes_reading(monkeypatch):
-    from dpverify.finite import sampling
+    from dpverify.finite import _global_random
 
-    assert sampling._ctypes_layout()  # this numpy's global MT19937 is read through ctypes (the fast path)
-    monkeypatch.setattr(sampling, "_ctypes_layout", lambda: False)  # the np.random.get_state fallback
+    assert _global_random._ctypes_layout()  # this numpy's global MT19937 is read through ctypes (the fast path)
+    monkeypatch.setattr(_global_random, "_ctypes_layout", lambda: False)  # the np.random.get_state fallback
     with pytest.raises(NondeterministicMechanism, match="numpy's global generator"):
         from_sampler(lambda d, rng: rng.integers(2) + np.random.randn())(())
     assert from_sampler(rr_coin)((1,)) == Distribution({1: F(3, 4), 0: F(1, 4)})  # no false alarm
