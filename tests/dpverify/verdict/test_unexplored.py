@@ -302,6 +302,23 @@ def test_verify_pairs_and_projected_claims_carry_the_unexplored_mass():
     assert verify(rr, records=[0, 1], n=1, claim=Stability(F(60, 128))).verdict is Verdict.VIOLATED
 
 
+def test_public_data_results_carry_the_unexplored_mass():
+    from dpverify import verify_with_public_data
+
+    def shifted(public, dataset):  # RR on (record + public record) mod 2: each sample as in the first test
+        return rr_row((dataset[0] + public[0]) % 2)
+
+    def check(delta):
+        return verify_with_public_data(shifted, public_samples=[(0,), (1,)], records=[0, 1], n=1, epsilon=0,
+                                       delta=delta)
+
+    assert check(F(65, 128)).verdict is Verdict.HOLDS
+    undecided = check(F(1, 2))
+    assert undecided.verdict is Verdict.UNDECIDED
+    assert "undecided on public (0,): " in undecided.summary() and "tail=smaller" in undecided.summary()
+    assert check(F(60, 128)).verdict is Verdict.VIOLATED
+
+
 def test_row_blocks_refuse_unexplored_mass_loudly(monkeypatch):
     monkeypatch.setattr(_blocks, "BLOCKS_FROM_ROWS", 1)
     monkeypatch.setattr(_blocks, "BLOCK_ROWS", 4)
