@@ -40,6 +40,11 @@ Certification then runs on the candidates' rows alone (:func:`dpverify.verdict.e
 ``swept=``). Memory in the driver is that of the candidates, one block per task in flight and a
 flag per dataset; a remote Dask cluster receives the mechanism and block numbers, not a matrix.
 
+Outputs with unexplored mass (a sampler enumerated up to a tolerance) are refused here, loudly: a
+block's sweep has no place for it, and dropping it would decide on part of each output. Such
+instances are checked on the whole matrix below :data:`BLOCKS_FROM_ROWS` datasets
+(:func:`_complete` names the fix).
+
 Only the sweep's ``delta_pair`` (not part of a verdict or a result) may name another pair attaining
 the same largest delta than the whole-matrix sweep names: that sweep prefers a forward pair within
 its chunk of ``2**16`` pairs, and a block's chunks are its own. ``epsilon_pair`` is the same (the
@@ -56,7 +61,9 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._evaluation import KEEP_TOTAL, KeptRows, _evaluate_block, _Interned, nondeterministic
+from dpverify.checking._evaluation import KEEP_TOTAL, KeptRows, _Interned, nondeterministic
+from dpverify.checking._evaluation import _evaluate_block as _evaluate_any
+from dpverify.errors import EnumerationTooLarge
 from dpverify.finite.pair_sources import OrderedDatasets, SubstitutePairs
 
 __all__ = ["BlockPlan", "LazyRows", "plan_blocks", "block_plan_for", "outline", "decide_in_blocks", "global_pair_index",
@@ -186,13 +193,32 @@ def block_plan_for(pairs: Any, runner: Any, *, rows: int | None = None, from_row
     return plan_blocks(z, n, size)
 
 
+def _evaluate_block(block: Sequence[tuple], shared: Any) -> tuple:
+    """:func:`~dpverify.checking._evaluation._evaluate_block` for a row block: the same, or a refusal
+    of an output with unexplored mass (module docstring)."""
+    evaluated = _evaluate_any(block, shared)
+    tails = evaluated[5]
+    if tails is not None:
+        row, mass = next(iter(tails.items()))
+        mechanism = shared["mechanism"]
+        name = getattr(mechanism, "__name__", None) or type(mechanism).__name__
+        raise EnumerationTooLarge(
+            f"the mechanism {name} leaves unexplored={mass} of its output unexplored on dataset {block[row]!r}, and "
+            f"this instance (at least {BLOCKS_FROM_ROWS:,} datasets, or a cluster without shared memory) is checked in "
+            "row blocks, which cannot carry unexplored mass; explore fully (from_sampler(..., tail=0) where the "
+            f"randomness is finite) or check a smaller instance (fewer records or a smaller n: below {BLOCKS_FROM_ROWS:,} "
+            "datasets, on this machine's executors)."
+        )
+    return evaluated
+
+
 # --- first pass: the outcome columns, exact flags and kept exact outputs (no matrix) ---------------
 
 
 def _outlined(evaluated: tuple) -> tuple:
     """One evaluated block (:func:`~dpverify.checking._evaluation._evaluate_block`) without its float
     rows: ``(outcomes, exact flags or False when none, kept outputs, their ids, their float rows)``."""
-    outcomes, floats, flags, contents, ids = evaluated
+    outcomes, floats, flags, contents, ids, _ = evaluated
     if not contents:
         return outcomes, (flags if flags.any() else False), [], None, None
     first = {int(i): row for row, i in zip(range(len(ids)), ids.tolist()) if i >= 0}

@@ -16,6 +16,11 @@ distribution, and no verdict is given on it.
 Exact values are not kept for every dataset (a black-box run at ``n = 7`` over 8 records has 2 M
 of them): :class:`EvaluatedDistributions` re-runs the mechanism on the few datasets certification
 asks for.
+
+An output with unexplored mass (``Distribution(..., unexplored=m)``, a sampler enumerated up to a
+tolerance) has its explored masses in the matrix and its bound ``m`` in a per-row array of exact
+values (None when no row has any): the engine decides such rows soundly
+(:mod:`dpverify.verdict._unexplored`).
 """
 
 from __future__ import annotations
@@ -103,6 +108,10 @@ def same_distribution(first: Distribution, second: Distribution, relative: float
         return first == second
     if first.support != second.support:
         return False
+    if first.unexplored != 0 or second.unexplored != 0:
+        rest = float(first.unexplored), float(second.unexplored)
+        if abs(rest[0] - rest[1]) > relative * max(rest):
+            return False
     return all(abs(float(first[o]) - float(second[o])) <= relative * max(abs(float(first[o])), abs(float(second[o])))
                for o in first)
 
@@ -213,13 +222,14 @@ class _Interned:
 
 def _evaluate_block(
     block: Sequence[tuple], shared: Any
-) -> tuple[list, np.ndarray, np.ndarray, list[Distribution], np.ndarray]:
+) -> tuple[list, np.ndarray, np.ndarray, list[Distribution], np.ndarray, dict[int, Any] | None]:
     """One block: ``(outcomes in order of first appearance, float64 rows, exact flags, kept exact
-    outputs, the kept output of each row or -1)``."""
+    outputs, the kept output of each row or -1, the unexplored mass of each row that has some or
+    None)``."""
     mechanism = shared["mechanism"]
     if getattr(mechanism, "distributions", None) is not None:
         outcomes, floats, flags = _vectorised(mechanism, block)
-        return outcomes, floats, flags, [], np.full(len(flags), -1, dtype=np.int32)
+        return outcomes, floats, flags, [], np.full(len(flags), -1, dtype=np.int32), None
     # The global generators are read once per block (a draw anywhere in it moves them), in full (2 x 35 us a
     # block: numpy's cached Gaussian too); after a draw (or another thread's) the block runs again with each
     # dataset checked, which names it.
@@ -238,15 +248,18 @@ def _evaluate_block(
 
 def _block_rows(
     block: Sequence[tuple], evaluate: Callable[[tuple], Distribution]
-) -> tuple[list, np.ndarray, np.ndarray, list[Distribution], np.ndarray]:
+) -> tuple[list, np.ndarray, np.ndarray, list[Distribution], np.ndarray, dict[int, Any] | None]:
     """The rows of :func:`_evaluate_block` for a plain mechanism, each dataset's output ``evaluate(dataset)``."""
     index: dict[Hashable, int] = {}
     rows: list[list[tuple[int, float]]] = []
     exact = []
     kept = _Interned(KEEP_PER_BLOCK)
     ids = np.full(len(block), -1, dtype=np.int32)
+    tails: dict[int, Any] = {}
     for i, dataset in enumerate(block):
         dist = evaluate(dataset)
+        if dist.unexplored != 0:
+            tails[i] = dist.unexplored
         row = []
         for outcome, probability in dist.items():
             column = index.setdefault(outcome, len(index))
@@ -259,7 +272,19 @@ def _block_rows(
     for i, row in enumerate(rows):
         for column, probability in row:
             matrix[i, column] = probability
-    return list(index), matrix, np.array(exact, dtype=bool), kept.contents, ids
+    return list(index), matrix, np.array(exact, dtype=bool), kept.contents, ids, tails or None
+
+
+def merged_tails(total: int, parts: Sequence[tuple[int, dict[int, Any] | None]]) -> np.ndarray | None:
+    """The blocks' unexplored masses (each block's ``{row: mass}`` with its first global row) as one
+    array of every row's mass (exact values, 0 where none), or None when no row has any."""
+    if all(tails is None for _, tails in parts):
+        return None
+    merged = np.zeros(total, dtype=object)
+    for start, tails in parts:
+        for row, mass in (tails or {}).items():
+            merged[start + row] = mass
+    return merged
 
 
 @dataclass(frozen=True)
@@ -276,14 +301,15 @@ class KeptRows:
 
 def evaluate_blocks(
     mechanism: Any, datasets: Sequence[tuple], runner: Any, progress: Callable[[int, int], None] | None = None
-) -> tuple[list, np.ndarray, np.ndarray, KeptRows]:
+) -> tuple[list, np.ndarray, np.ndarray, KeptRows, np.ndarray | None]:
     """Every dataset's output row, evaluated in blocks on ``runner`` and merged in block order.
 
     Returns:
-        ``(outcomes, matrix, is_exact, kept)``: outcome labels in order of first appearance, the
-        float64 matrix (one row per dataset), whether each row's values were exact, and the
-        distinct exact outputs kept (up to :data:`KEEP_PER_BLOCK` per block, :data:`KEEP_TOTAL` in
-        all) for certification.
+        ``(outcomes, matrix, is_exact, kept, unexplored)``: outcome labels in order of first
+        appearance, the float64 matrix (one row per dataset, the explored masses), whether each
+        row's values were exact, the distinct exact outputs kept (up to :data:`KEEP_PER_BLOCK` per
+        block, :data:`KEEP_TOTAL` in all) for certification, and every row's unexplored mass
+        (:func:`merged_tails`; None when no output has any).
     """
     from dpverify.parallel.executors import Shared
 
@@ -307,7 +333,7 @@ def evaluate_blocks(
     exact = np.zeros(total, dtype=bool)
     kept = _Interned(KEEP_TOTAL)
     ids = np.full(total, -1, dtype=np.int32)
-    for (start, stop), (outcomes, rows, flags, contents, local) in zip(bounds, parts):
+    for (start, stop), (outcomes, rows, flags, contents, local, _) in zip(bounds, parts):
         columns = np.array([outcome_index[o] for o in outcomes], dtype=np.int64)
         if columns.size and columns[-1] == columns.size - 1 and (columns == np.arange(columns.size)).all():
             matrix[start:stop, : columns.size] = rows  # the first columns in order: a copy, no fancy index
@@ -322,7 +348,8 @@ def evaluate_blocks(
                 for i, content in enumerate(contents)
             ], dtype=np.int32)
             ids[start:stop] = np.where(local >= 0, merged[np.maximum(local, 0)], -1)
-    return list(outcome_index), matrix, exact, KeptRows(kept.contents, ids)
+    tails = merged_tails(total, [(start, part[5]) for (start, _), part in zip(bounds, parts)])
+    return list(outcome_index), matrix, exact, KeptRows(kept.contents, ids), tails
 
 
 class EvaluatedDistributions(Sequence):
@@ -340,7 +367,7 @@ class EvaluatedDistributions(Sequence):
     def __init__(
         self, mechanism: Any, datasets: Sequence[tuple], *, matrix: np.ndarray | None = None,
         outcomes: Sequence[Hashable] | None = None, relative: float = 0.0, is_exact: np.ndarray | None = None,
-        kept: KeptRows | None = None,
+        kept: KeptRows | None = None, unexplored: np.ndarray | None = None,
     ) -> None:
         self._kept = kept
         self._mechanism = mechanism
@@ -350,6 +377,7 @@ class EvaluatedDistributions(Sequence):
         self._columns = None if outcomes is None else {o: k for k, o in enumerate(outcomes)}
         self._relative = relative
         self._is_exact = is_exact
+        self._unexplored = unexplored
         self.rechecked = 0
 
     def __len__(self) -> int:
@@ -387,7 +415,13 @@ class EvaluatedDistributions(Sequence):
                 if abs(value - before) > relative * max(abs(value), abs(before)):
                     same = False
                     break
+        seen = 0 if self._unexplored is None else self._unexplored[index]
+        if same and (seen != 0 or second.unexplored != 0):  # the unexplored mass the verdict counted
+            value, before = float(second.unexplored), float(seen)
+            same = bool(second.unexplored == seen) if exact else abs(value - before) <= relative * max(value, before)
         if not same:
+            if seen != 0:
+                first["(unexplored)"] = float(seen)
             raise nondeterministic(self._mechanism, self._datasets[index], first, second)
 
     def recheck(self, indices: Any) -> int:

@@ -20,6 +20,12 @@ declared exchangeable (``@dpverify.exchangeable`` or ``verify(..., exchangeable=
 checked over multiset pairs, after its declaration has been tested on random datasets and random
 permutations; a mechanism that lies about it is reported (``result.symmetry_violation``) and
 checked as a black box instead.
+
+Outputs with unexplored mass (``Distribution(..., unexplored=m)``: a sampler enumerated up to a
+tolerance) carry it to the engine, which decides on it soundly (:mod:`dpverify.verdict._unexplored`):
+the verdict may then be UNDECIDED with the reason and the fix, the figures are those of the explored
+outputs and ``result.unexplored`` says so. :class:`Analysis`'s measurements (eps*, delta(eps),
+stability), which need the whole outputs, refuse such rows.
 """
 
 from __future__ import annotations
@@ -59,7 +65,7 @@ from dpverify.parallel.progress import Progress
 from dpverify.validation import check_callable, check_integer
 from dpverify.verdict.assumptions import Assumption, Status, new_seed, settle
 from dpverify.verdict.claims import Claim, claim_from_arguments
-from dpverify.verdict.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep
+from dpverify.verdict.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep, unexplored_of
 from dpverify.verdict.results import SymmetryViolation, VerificationResult
 
 __all__ = [
@@ -113,6 +119,7 @@ class Analysis:
     symmetry: SymmetryCheck | None = None
     seed: int | None = None
     blocks: Any = None  # a BlockPlan: swept in row blocks, ``matrix`` a LazyRows (dpverify.checking._blocks)
+    unexplored: np.ndarray | None = None  # every row's unexplored mass (exact values), None when none has any
     _rows: RowPairs | None = field(default=None, repr=False)
     _epsilons: np.ndarray | None = field(default=None, repr=False)
 
@@ -132,7 +139,7 @@ class Analysis:
             self.matrix, None, None, source=self.pairs.source, outcomes=self.outcomes,
             exact_row=exact_row or self.distributions.__getitem__, row_error=row_error,
             label=datasets.__getitem__, is_neighbor=is_neighbor, expected_pairs=self.expected_pairs,
-            executor=self.executor, progress=self.progress,
+            executor=self.executor, progress=self.progress, unexplored=self.unexplored,
         )
         if exact_row is None and row_error is None and self._rows is not None:
             return self._rows
@@ -140,8 +147,20 @@ class Analysis:
             self._rows = rows
         return rows
 
+    def _complete(self, what: str) -> None:
+        """Refuse a measurement on outputs with unexplored mass (its figure is not known, only bounded)."""
+        if self.unexplored is not None:
+            from dpverify.verdict._unexplored import largest
+
+            raise InvalidArgument(
+                f"{what} needs the mechanism's whole outputs, and they leave up to {largest(self.unexplored):.3g} of "
+                "their mass unexplored (on any outcome); decide a claim with verify(), which accounts for it, or "
+                "explore further (from_sampler(..., tail=smaller), or tail=0 where the randomness is finite)."
+            )
+
     def pair_epsilons(self) -> np.ndarray:
         """Symmetric pure eps* of every pair (float64, ``inf`` for P > 0 = Q)."""
+        self._complete("pair_epsilons()")
         if self._epsilons is None:
             out = np.empty(len(self.pairs))
             logs = self.row_pairs().logs
@@ -158,10 +177,12 @@ class Analysis:
 
     def epsilon_star(self) -> float:
         """Worst-case pure privacy loss over all pairs."""
+        self._complete("epsilon_star()")
         return sweep(self.row_pairs(), with_delta=False).epsilon_star
 
     def delta_for_epsilon(self, epsilon: float) -> float:
         """Worst-case delta(eps) over all pairs (float64)."""
+        self._complete("delta_for_epsilon()")
         return sweep(self.row_pairs(), float(epsilon)).delta_star
 
     def profile(self, epsilons: Sequence[float]) -> list[float]:
@@ -170,6 +191,7 @@ class Analysis:
 
     def stability(self) -> float:
         """Worst-case additive stability ``max |P(o) - Q(o)|`` over pairs and outcomes."""
+        self._complete("stability()")
         return sweep(self.row_pairs(), with_delta=False, with_stability=True).stability
 
 
@@ -235,10 +257,11 @@ def _analyze(
     seed = new_seed(seed)
     started = time.perf_counter()
     blocks = blocks and evaluator is runner  # (a mechanism that cannot travel to the workers: whole matrix)
-    pairs, outcomes, matrix, exact, kept, plan = _evaluate(mechanism, rel, universe, n, declared, evaluator, meter, name,
-                                                           blocks)
+    pairs, outcomes, matrix, exact, kept, plan, tails = _evaluate(mechanism, rel, universe, n, declared, evaluator,
+                                                                  meter, name, blocks)
     # (deferred row blocks: made by their first pass, decide_in_blocks)
-    distributions: Any = None if exact is None else _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
+    distributions: Any = None if exact is None else _distributions(mechanism, pairs, outcomes, matrix, exact, kept,
+                                                                   tails)
     symmetry = None
     if declared:
         # proving the declaration may cost what the run costs (at least MIN_SYMMETRY_BUDGET seconds);
@@ -250,9 +273,9 @@ def _analyze(
         if symmetry.violation is not None:
             declared = False
             check_size(mechanism, rel, universe, n, declared, max_pairs, runner)
-            pairs, outcomes, matrix, exact, kept, plan = _evaluate(mechanism, rel, universe, n, declared, evaluator,
-                                                                   meter, name, blocks, deferred=False)
-            distributions = _distributions(mechanism, pairs, outcomes, matrix, exact, kept)
+            pairs, outcomes, matrix, exact, kept, plan, tails = _evaluate(mechanism, rel, universe, n, declared,
+                                                                          evaluator, meter, name, blocks, deferred=False)
+            distributions = _distributions(mechanism, pairs, outcomes, matrix, exact, kept, tails)
             _same_as_the_refutation(mechanism, symmetry.violation, pairs, distributions)
     expected = rel.count(len(universe), n, exchangeable=declared)
     if len(pairs) != expected:  # invariant: the enumeration matches the relation's own count
@@ -264,7 +287,7 @@ def _analyze(
     return Analysis(
         pairs, outcomes, distributions, matrix, declared,
         None if symmetry is None else symmetry.violation, rel, expected, exact, runner, sweep_report, symmetry, seed,
-        plan,
+        plan, tails,
     )
 
 
@@ -282,11 +305,12 @@ def _same_as_the_refutation(mechanism: Any, violation: Any, pairs: PairSet, dist
 
 
 def _distributions(
-    mechanism: Any, pairs: PairSet, outcomes: list, matrix: Any, exact: np.ndarray, kept: KeptRows
+    mechanism: Any, pairs: PairSet, outcomes: list, matrix: Any, exact: np.ndarray, kept: KeptRows,
+    tails: np.ndarray | None = None,
 ) -> EvaluatedDistributions:
     return EvaluatedDistributions(
         mechanism, pairs.datasets, matrix=matrix, outcomes=outcomes, is_exact=exact,
-        relative=2 * float_error_of(mechanism), kept=kept,
+        relative=2 * float_error_of(mechanism), kept=kept, unexplored=tails,
     )
 
 
@@ -304,22 +328,23 @@ def _lookup(pairs: PairSet, distributions: EvaluatedDistributions) -> Callable[[
 def _evaluate(
     mechanism: Any, rel: NeighborRelation, universe: Sequence[Hashable], n: int, declared: bool, evaluator: Any,
     meter: Progress, name: str, blocks: bool = False, deferred: bool = True,
-) -> tuple[PairSet, list, Any, Any, Any, BlockPlan | None]:
+) -> tuple[PairSet, list, Any, Any, Any, BlockPlan | None, np.ndarray | None]:
     """Every dataset evaluated: the matrix, or with ``blocks`` on a large black-box replace-one
     instance a :class:`LazyRows` for the matrix and, ``deferred``, nothing else: the rows are evaluated
     block by block where they are swept (:mod:`dpverify.checking._blocks`), the outcome columns and
     exact flags by the first of those passes; not ``deferred`` (they are needed at once), the outcome
-    columns and exact flags by a pass of their own (:func:`~dpverify.checking._blocks.outline`)."""
+    columns and exact flags by a pass of their own (:func:`~dpverify.checking._blocks.outline`). The last
+    item is every row's unexplored mass (None when none has any; row blocks refuse outputs with some)."""
     pairs = rel.pairs(universe, n, exchangeable=declared)
     report = meter.stage(f"evaluating {name}", len(pairs.datasets), "datasets")
     plan = block_plan_for(pairs, evaluator) if blocks and not declared else None
     if plan is not None and deferred:  # evaluated where it is swept, the first pass with the lowest group
-        return pairs, [], LazyRows(mechanism, pairs.datasets, []), None, None, plan
+        return pairs, [], LazyRows(mechanism, pairs.datasets, []), None, None, plan, None
     if plan is not None:
         outcomes, exact, kept = outline(mechanism, pairs.datasets, evaluator, report)
-        return pairs, outcomes, LazyRows(mechanism, pairs.datasets, outcomes), exact, kept, plan
-    outcomes, matrix, exact, kept = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
-    return pairs, outcomes, matrix, exact, kept, None
+        return pairs, outcomes, LazyRows(mechanism, pairs.datasets, outcomes), exact, kept, plan, None
+    outcomes, matrix, exact, kept, tails = evaluate_blocks(mechanism, pairs.datasets, evaluator, report)
+    return pairs, outcomes, matrix, exact, kept, None, tails
 
 
 def _check_symmetry(
@@ -459,6 +484,8 @@ def verify(
         assumptions=assumptions,
         rechecked=rechecked,
         seed=analysis.seed,
+        unexplored=decision.unexplored,
+        reason=decision.reason,
     )
 
 
@@ -503,7 +530,8 @@ def _certifiable(analysis: Analysis, mechanism: Any, declared: float | None) -> 
 
     def exact_row(index: int) -> Distribution:
         exact = call_mechanism(mechanism, datasets[index], "exact_distribution")
-        _check_float_row(mechanism, datasets[index], analysis.matrix[index], columns, exact, rho, converted)
+        tail = None if analysis.unexplored is None else analysis.unexplored[index]
+        _check_float_row(mechanism, datasets[index], analysis.matrix[index], columns, exact, rho, converted, tail)
         return exact
 
     rows = analysis.row_pairs(exact_row=exact_row, row_error=0.0)
@@ -542,7 +570,7 @@ def _ordered_witness(
     seen = analysis.distributions[analysis.pairs.position(neighbor)]
     found = call_mechanism(mechanism, ordered)
     found_exact = found if method is None else call_mechanism(mechanism, ordered, method)
-    same = dict(found) == dict(seen) and (
+    same = dict(found) == dict(seen) and found.unexplored == seen.unexplored and (
         method is None or found_exact == call_mechanism(mechanism, neighbor, method)
     )
     if same:
@@ -565,7 +593,7 @@ def _ordered_witness(
         matrix, np.array([0]), np.array([1]), outcomes=outcomes, exact_row=exact.__getitem__, row_error=errors,
         label=(dataset, ordered).__getitem__, expected_pairs=1,
         is_neighbor=lambda a, b: rel.is_neighbor(a, b, exchangeable=False),
-        matrix_error=0.0 if method is None else rho,
+        matrix_error=0.0 if method is None else rho, unexplored=unexplored_of(outputs),
     )
     again = claimed.decide(rows)
     if again.verdict is Verdict.VIOLATED:
@@ -605,7 +633,7 @@ _CONVERTED_ROWS = 4096
 
 def _check_float_row(
     mechanism: Any, dataset: tuple, row: np.ndarray, columns: Mapping, exact: Distribution, rho: float,
-    converted: dict[int, tuple[Any, np.ndarray | None]] | None = None,
+    converted: dict[int, tuple[Any, np.ndarray | None]] | None = None, tail: Any = None,
 ) -> None:
     """The float row that chose the pairs to certify must be the exact distribution up to its
     rounding (relative ``rho``, the mechanism's float error): the sweep's margin assumes it.
@@ -619,12 +647,16 @@ def _check_float_row(
         values = _float_row(exact, columns, row)
         if converted is not None and len(converted) < _CONVERTED_ROWS:
             converted[id(exact)] = (exact, values)  # the object kept: its id is not reused
-    if values is not None and np.all(np.abs(row - values) <= 2 * rho * np.maximum(np.abs(row), np.abs(values))):
+    seen = 0.0 if tail is None else float(tail)
+    same_tail = abs(float(exact.unexplored) - seen) <= 2 * rho * max(float(exact.unexplored), seen)
+    if values is not None and same_tail and np.all(np.abs(row - values) <= 2 * rho * np.maximum(np.abs(row),
+                                                                                                   np.abs(values))):
         return
     raise MechanismError(
         f"the mechanism's float output and its exact_distribution disagree on dataset {dataset!r} (beyond the "
-        f"relative float error {rho:.3g}): the float row is {row.tolist()!r} over {list(columns)!r}, the exact "
-        f"one {dict(exact)!r}. Both must describe the same distribution; fix the mechanism, or declare a larger "
+        f"relative float error {rho:.3g}): the float row is {row.tolist()!r} over {list(columns)!r} (unexplored "
+        f"{seen!r}), the exact one {dict(exact)!r} (unexplored {exact.unexplored}). Both must describe the same "
+        "distribution; fix the mechanism, or declare a larger "
         "float_relative_error if its floats are that far off.",
         dataset=dataset,
     )

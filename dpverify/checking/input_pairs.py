@@ -39,7 +39,7 @@ from dpverify.finite.neighbors import NeighborRelation, PairSet, relation
 from dpverify.finite.records import check_records
 from dpverify.validation import check_integer, check_positive, exact_number
 from dpverify.verdict.assumptions import Assumption, Status, new_seed, settle
-from dpverify.verdict.engine import RowPairs, Verdict, check_float_error, decide, float_error_of, sweep
+from dpverify.verdict.engine import RowPairs, Verdict, check_float_error, decide, float_error_of, sweep, unexplored_of
 from dpverify.verdict.privacy_loss import check_delta, check_epsilon
 from dpverify.verdict.results import PairsResult
 
@@ -423,6 +423,8 @@ def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any,
         float_error=float(rows.errors().max(initial=0.0)),
         worst_pair=worst,
         details=details,
+        unexplored=decision.unexplored,
+        reason=decision.reason,
     )
 
 
@@ -463,9 +465,10 @@ def _rows(mechanism: Any, inputs: InputPairs, declared: float | None, *, sympy_r
         exact_row = distributions.__getitem__
         value = float_error_of(mechanism) if declared is None else declared
         row_error = np.array([0.0 if d.is_exact else value for d in distributions])
-    return RowPairs(
+    return RowPairs(  # (sub-distributions: their unexplored masses, for the engine to account for)
         matrix, inputs.left, inputs.right, outcomes=list(outcome_index), exact_row=exact_row, row_error=row_error,
         label=datasets.__getitem__, is_neighbor=is_given, expected_pairs=len(inputs),
+        unexplored=unexplored_of(distributions),
     )
 
 

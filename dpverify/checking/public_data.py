@@ -161,6 +161,13 @@ class PublicDataResult:
             f"  {len(self.results):,} public samples, {self.pairs:,} pairs of private parts, "
             f"{self.seconds:.2f}s",
         ]
+        unexplored = max((r.unexplored for r in self.results.values()), default=0.0)
+        if unexplored:  # sub-distributions: the figures are the explored outputs'
+            lines.append(f"  unexplored: up to {unexplored:.3g} of an output's mass was not explored (it may fall on any "
+                         "outcome); the figures are the explored outputs', and the verdicts account for the rest")
+        open_sample = next(((public, r) for public, r in self.results.items() if r.reason), None)
+        if open_sample is not None:
+            lines.append(f"  undecided on public {open_sample[0]}: {open_sample[1].reason}")
         undecided = sum(r.undecided for r in self.results.values())
         if undecided:
             lines.append(f"  {undecided} pair(s) could not be decided exactly: not claimed to hold")

@@ -396,7 +396,7 @@ class ExactRandom(LegacyDraws, np.random.RandomState):
             return positive[0]
         return positive[self._choose(kind, len(positive), shares, inexact)]
 
-    def _without_replacement(self, kind: str, n: int, count: int, weights: list[Fraction] | None, inexact: bool) -> list[int]:
+    def _without_replacement(self, kind: str, n: int, count: int, weights: Sequence[Fraction] | None, inexact: bool) -> list[int]:
         """``count`` distinct indices of ``range(n)`` in draw order: uniform, or successive sampling
         (each draw proportional to the weights of the indices not yet drawn), as numpy does."""
         remaining = list(range(n))

@@ -13,6 +13,19 @@ Number kinds and the tolerance model:
   binary number it is, so a float distribution summing to ``1 - 1e-12`` is analysed as given.
 
 Outcomes with probability zero are dropped: the support is the key set.
+
+Unexplored mass (sub-distributions). A sampler with unbounded randomness (``while rng.random() < p``)
+has infinitely many execution paths; its enumeration stops once the paths not taken carry at most a
+tolerance. Its result is ``Distribution(explored, unexplored=m)``: the explored outcomes with their
+masses ``P_e(o)`` and an upper bound ``m`` on the mass not explored, which may fall on any outcome,
+listed or new. The true distribution is then ``P(o) = P_e(o) + T(o)`` for some unknown ``T >= 0``
+of total at most ``m``. Validation: the explored masses sum to at most 1 and, with ``m``, to at
+least 1 (exactly for exact numbers, within the tolerances above otherwise); ``m = 1`` with no
+outcome listed is allowed. The mapping (``d[o]``, ``items()``, ``len``) is the explored part;
+every operation either carries ``m`` soundly (``map`` keeps it, ``mixture`` and ``bind`` weight it,
+``product`` combines it) or refuses it (``probability`` needs the whole distribution: use
+``probability_bounds``). The verdict on such outputs is decided by :mod:`dpverify.verdict.engine`
+(see :mod:`dpverify.verdict._unexplored` for the bounds).
 """
 
 from __future__ import annotations
@@ -106,8 +119,63 @@ def _is_zero(value: Any) -> bool:
     return value == 0
 
 
-def _check_total(probabilities: Mapping[Any, Any]) -> None:
+def _check_unexplored(value: Any) -> Any:
+    """``unexplored=`` validated: a finite number in [0, 1] (int, Fraction, float, mpmath or sympy);
+    zero is returned as ``0``."""
+    try:
+        _check_probability("unexplored", value)
+    except InvalidArgument:
+        raise InvalidArgument(
+            f"unexplored must be a finite number in [0, 1] (int, Fraction, float or sympy), got unexplored={value!r}; "
+            "it bounds the probability of the paths an enumeration did not explore (0 for a complete distribution)."
+        ) from None
+    if _is_zero(value):
+        return 0
+    if isinstance(value, _sympy_basic()):
+        import sympy
+
+        above = bool(sympy.N(value, 30) > 1)
+    else:
+        above = value > 1
+    if above:
+        raise InvalidArgument(
+            f"unexplored={value!r} must be at most 1: it bounds the probability of the paths not explored."
+        )
+    return value
+
+
+def _check_total_with_unexplored(values: list, unexplored: Any) -> None:
+    """Explored masses summing to at most 1 and, with the unexplored bound, to at least 1 (exactly
+    for exact numbers, sympy within its tolerance, floats within :data:`FLOAT_SUM_TOLERANCE`)."""
+    basic = _sympy_basic()
+    exact = all(is_exact_number(v) for v in values) and (is_exact_number(unexplored) or isinstance(unexplored, float))
+    total: Any
+    if exact and (isinstance(unexplored, basic) or any(isinstance(v, basic) for v in values)):
+        import sympy
+
+        tolerance = sympy.Rational(1, 10**_SYMPY_SUM_TOLERANCE_EXPONENT)
+        total = sum(values, sympy.Integer(0))
+        reading = sympy.N(total, 60)
+        ok = bool(reading <= 1 + tolerance) and bool(reading + sympy.N(unexplored, 60) >= 1 - tolerance)
+    elif exact:  # a float unexplored bound is a binary rational: compared exactly
+        total = sum(values, Fraction(0))
+        ok = total <= 1 and total + Fraction(unexplored) >= 1
+    else:
+        total = math.fsum(float(v) for v in values)
+        ok = total <= 1 + FLOAT_SUM_TOLERANCE and total + float(unexplored) >= 1 - FLOAT_SUM_TOLERANCE
+    if not ok:
+        raise InvalidArgument(
+            f"the explored probabilities must sum to at most 1 and, with the unexplored mass, to at least 1; got "
+            f"an explored total of {total} with unexplored={unexplored!r}. unexplored bounds the mass of the paths "
+            "not explored: pass at least 1 minus the explored total."
+        )
+
+
+def _check_total(probabilities: Mapping[Any, Any], unexplored: Any = 0) -> None:
     values = list(probabilities.values())
+    if unexplored != 0:
+        _check_total_with_unexplored(values, unexplored)
+        return
     if not values:
         raise InvalidArgument("a distribution needs at least one outcome with positive probability.")
     if all(is_exact_number(v) for v in values):
@@ -154,19 +222,23 @@ class Distribution(Mapping):
     Args:
         probabilities: a mapping from hashable outcomes to probabilities (float, int, Fraction,
             sympy number or mpmath mpf). Zero entries are dropped.
+        unexplored: an upper bound on the probability not listed (the paths an enumeration did not
+            explore, which may fall on any outcome, listed or not); default 0, a complete
+            distribution. See the module docstring.
 
     Raises:
         InvalidArgument: an outcome is unhashable, a probability is negative, NaN, infinite or not
             a number, or the total is not 1 (exactly for exact numbers, within
-            :data:`FLOAT_SUM_TOLERANCE` for floats).
+            :data:`FLOAT_SUM_TOLERANCE` for floats); with ``unexplored``, the listed total is above
+            1 or, with ``unexplored``, below 1, or ``unexplored`` is not a number in [0, 1].
     """
 
     # Outcomes are typed ``Any`` where a caller passes them in (a mapping's key, a kernel's
     # argument): the class is not generic, and ``Mapping`` is invariant in its key type, so
     # ``Mapping[Hashable, Any]`` would refuse a ``dict[int, Fraction]``. Hashability is checked here.
-    __slots__ = ("_probabilities", "_hash")
+    __slots__ = ("_probabilities", "_hash", "_unexplored")
 
-    def __init__(self, probabilities: Mapping[Any, Any] | Iterable[tuple[Hashable, Any]]):
+    def __init__(self, probabilities: Mapping[Any, Any] | Iterable[tuple[Hashable, Any]], *, unexplored: Any = 0):
         items = probabilities.items() if isinstance(probabilities, Mapping) else probabilities
         cleaned: dict[Hashable, Any] = {}
         for outcome, value in items:
@@ -184,9 +256,12 @@ class Distribution(Mapping):
                 cleaned[outcome] = cleaned[outcome] + value
             else:
                 cleaned[outcome] = value
-        _check_total(cleaned)
+        if type(unexplored) is not int or unexplored != 0:  # (the default 0 costs nothing)
+            unexplored = _check_unexplored(unexplored)
+        _check_total(cleaned, unexplored)
         self._probabilities = cleaned
         self._hash: int | None = None
+        self._unexplored: Any = unexplored
 
     # -- constructors -------------------------------------------------------------------------
 
@@ -220,6 +295,7 @@ class Distribution(Mapping):
         distribution = cls.__new__(cls)
         distribution._probabilities = probabilities
         distribution._hash = None
+        distribution._unexplored = 0
         return distribution
 
     @classmethod
@@ -247,15 +323,21 @@ class Distribution(Mapping):
     @staticmethod
     def mixture(components: Iterable[tuple[Any, Mapping[Any, Any]]]) -> Distribution:
         """The mixture ``sum_i w_i * D_i`` of ``(weight, distribution)`` pairs; weights sum to 1.
-        A component may be any mapping outcome -> probability (the result is checked as a whole)."""
+        A component may be any mapping outcome -> probability (the result is checked as a whole).
+        Components with unexplored mass ``m_i`` leave ``sum_i w_i m_i`` unexplored: the mass each
+        one did not list may fall anywhere, weighted as its component."""
         result: dict[Hashable, Any] = {}
+        unexplored: Any = 0
         for weight, component in components:
             if _is_zero(weight):
                 continue
             for outcome, p in component.items():
                 term = weight * p
                 result[outcome] = result[outcome] + term if outcome in result else term
-        return Distribution(result)
+            rest = getattr(component, "unexplored", 0)
+            if not _is_zero(rest):
+                unexplored = unexplored + weight * rest
+        return Distribution(result, unexplored=unexplored)
 
     # -- Mapping protocol ---------------------------------------------------------------------
 
@@ -273,56 +355,120 @@ class Distribution(Mapping):
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{o!r}: {p}" for o, p in self._probabilities.items())
-        return f"Distribution({{{inner}}})"
+        rest = f", unexplored={self._unexplored}" if self._unexplored != 0 else ""
+        return f"Distribution({{{inner}}}{rest})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Distribution):
             return NotImplemented
-        return self._probabilities == other._probabilities
+        return self._probabilities == other._probabilities and self._unexplored == other._unexplored
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash(frozenset(self._probabilities.items()))
+            items = frozenset(self._probabilities.items())
+            self._hash = hash(items) if self._unexplored == 0 else hash((items, self._unexplored))
         return self._hash
 
     # -- queries and transformations ------------------------------------------------------------
 
     @property
+    def unexplored(self) -> Any:
+        """The upper bound on the mass not listed (0 for a complete distribution): it may fall on
+        any outcome, listed or new (module docstring)."""
+        return self._unexplored
+
+    @property
     def support(self) -> frozenset:
-        """Outcomes with positive probability."""
+        """Outcomes with positive probability; with unexplored mass, the explored ones (the mass
+        not explored may add others)."""
         return frozenset(self._probabilities)
 
     @property
     def is_exact(self) -> bool:
-        """True when every probability is an exact number (int, Fraction or sympy)."""
-        return all(is_exact_number(v) for v in self._probabilities.values())
+        """True when every probability (and the unexplored bound) is an exact number (int, Fraction or sympy)."""
+        return all(is_exact_number(v) for v in self._probabilities.values()) and (
+            self._unexplored == 0 or is_exact_number(self._unexplored)
+        )
 
-    def probability(self, event: Iterable[Hashable] | Callable[[Any], bool]) -> Any:
-        """P(event) for an outcome set or a predicate on outcomes."""
+    def _explored(self, event: Iterable[Hashable] | Callable[[Any], bool]) -> Any:
         if callable(event):
             chosen = [p for o, p in self._probabilities.items() if event(o)]
         else:
             chosen = [self._probabilities[o] for o in set(event) if o in self._probabilities]
         return sum(chosen[1:], chosen[0]) if chosen else 0
 
+    def probability(self, event: Iterable[Hashable] | Callable[[Any], bool]) -> Any:
+        """P(event) for an outcome set or a predicate on outcomes.
+
+        Raises:
+            InvalidArgument: the distribution has unexplored mass, so P(event) is only known to lie in
+                :meth:`probability_bounds`.
+        """
+        if self._unexplored != 0:
+            raise InvalidArgument(
+                f"probability(event) needs the whole distribution, and this one leaves unexplored={self._unexplored} "
+                "unexplored (it may fall in the event or not); use probability_bounds(event) for the interval "
+                "P(event) lies in, or explore further (from_sampler(..., tail=smaller))."
+            )
+        return self._explored(event)
+
+    def probability_bounds(self, event: Iterable[Hashable] | Callable[[Any], bool]) -> tuple[Any, Any]:
+        """``(low, high)`` with ``low <= P(event) <= high``: the explored mass of the event, and that
+        plus the unexplored mass (at most 1). Both are P(event) for a complete distribution."""
+        low = self._explored(event)
+        if self._unexplored == 0:
+            return low, low
+        high = low + self._unexplored
+        return low, (high if high <= 1 else 1)
+
     def map(self, function: Callable[[Any], Hashable]) -> Distribution:
-        """The push-forward of the distribution through ``function`` (merging equal images)."""
+        """The push-forward of the distribution through ``function`` (merging equal images); the
+        unexplored mass stays unexplored (its image is unknown too)."""
         result: dict[Hashable, Any] = {}
         for outcome, p in self._probabilities.items():
             image = function(outcome)
             result[image] = result[image] + p if image in result else p
-        return Distribution(result)
+        return Distribution(result, unexplored=self._unexplored)
 
     def bind(self, kernel: Callable[[Any], Distribution]) -> Distribution:
-        """Compose with a Markov kernel: outcome o is followed by a draw from ``kernel(o)``."""
-        return Distribution.mixture((p, kernel(o)) for o, p in self._probabilities.items())
+        """Compose with a Markov kernel: outcome o is followed by a draw from ``kernel(o)``. The
+        unexplored mass of this distribution (its outcome unknown, so its kernel too) stays
+        unexplored, with the kernels' own weighted by their outcomes' masses."""
+        components: list[tuple[Any, Mapping[Any, Any]]] = [(p, kernel(o)) for o, p in self._probabilities.items()]
+        if self._unexplored != 0:
+            components.append((self._unexplored, Distribution({}, unexplored=1)))
+        return Distribution.mixture(components)
 
     def product(self, other: Distribution) -> Distribution:
-        """The independent joint distribution over pairs ``(a, b)``."""
+        """The independent joint distribution over pairs ``(a, b)``. With unexplored masses ``m``
+        and ``m'``, the pairs not explored have mass ``1 - (1 - t)(1 - t')`` for the true
+        unexplored masses ``t <= m``, ``t' <= m'``, which is at most ``m + m' - m m'`` (it grows
+        with each)."""
+        first, second = self._unexplored, getattr(other, "unexplored", 0)
+        unexplored = first + second - first * second if first != 0 or second != 0 else 0
         return Distribution(
-            {(a, b): p * q for a, p in self._probabilities.items() for b, q in other.items()}
+            {(a, b): p * q for a, p in self._probabilities.items() for b, q in other.items()}, unexplored=unexplored
         )
 
     def to_float(self) -> Distribution:
-        """The same distribution with every probability converted to float."""
-        return Distribution({o: float(p) for o, p in self._probabilities.items()})
+        """The same distribution with every probability converted to float (an unexplored bound
+        rounded up, so that it stays a bound)."""
+        rest = self._unexplored
+        if rest != 0:
+            rounded = float(rest)
+            if not isinstance(rest, float) and _exceeds(rest, rounded):
+                rounded = math.nextafter(rounded, math.inf)
+            rest = min(rounded, 1.0)
+        return Distribution({o: float(p) for o, p in self._probabilities.items()}, unexplored=rest)
+
+
+def _exceeds(value: Any, rounded: float) -> bool:
+    """Whether the exact ``value`` is above the float ``rounded``."""
+    if isinstance(value, _sympy_basic()):
+        import sympy
+
+        return bool(sympy.N(value - sympy.Rational(Fraction(rounded)), 30) > 0)
+    try:
+        return Fraction(value) > Fraction(rounded)
+    except (TypeError, ValueError):
+        return True  # an mpmath value: round up one step to be safe

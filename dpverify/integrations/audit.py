@@ -113,6 +113,8 @@ class Measurement:
         verdict and witness; pairs, datasets and certified pairs in the details (plus ``details``)."""
         info = {"pairs": result.pairs, "datasets": result.datasets, "certified_pairs": result.certified_pairs,
                 "neighbors": result.neighbors, "exchangeability": result.exchangeability, **details}
+        if getattr(result, "unexplored", 0):  # sub-distributions: the figures are the explored outputs'
+            info["unexplored"] = result.unexplored
         return cls(result.epsilon, result.delta, float(result.claimed_epsilon), float(result.claimed_delta),
                    result.verdict, None, info, tuple(getattr(result, "assumptions", ())), witness_data=result.witness)
 

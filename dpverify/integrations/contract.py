@@ -6,7 +6,7 @@ json`` and ``reports/audit.json``), ``"check"`` (``dpverify check --format json`
 ``"baseline"`` (a pytest privacy baseline file, ``.dpverify-baselines/<name>.json``). Every one
 starts with the same header::
 
-    {"schema_version": "1.1", "document": "audit", "dpverify_version": "0.1.0", ...}
+    {"schema_version": "1.2", "document": "audit", "dpverify_version": "0.1.0", ...}
 
 ``schema_version`` is ``"MAJOR.MINOR"``. Additive changes (a new key, a new document) bump MINOR:
 a reader of 1.0 reads every 1.x document by ignoring keys it does not know. Anything else (a key
@@ -30,6 +30,10 @@ The encodings, one per kind of value:
   anything else its ``repr``.
 * A **witness** is an object: the two datasets, the output event (an array of outputs), P and Q
   as figures, the epsilon and delta it refutes (the claim checked), and the text people read.
+
+Version history: 1.1 added the audit's ``jobs`` and ``wall_seconds``; 1.2 added, for outputs that
+leave mass unexplored (a sampler enumerated up to a tolerance), the optional ``unexplored`` (a
+figure) and ``reason`` of a ``"check"`` document and ``unexplored`` of a witness, present only then.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ __all__ = [
 ]
 
 #: The version of the JSON contract (``"MAJOR.MINOR"``; additive changes bump MINOR).
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 #: The documents the schema describes, by their ``"document"`` key.
 DOCUMENTS = ("audit", "check", "claim", "list", "baseline")
 
@@ -229,8 +233,12 @@ def witness(found: Any, part: str | None = None) -> dict[str, Any]:
     the float and, when the engine had it, the exact value), ``epsilon`` and ``delta`` (the claim
     refuted: ``P(S) > e^epsilon Q(S) + delta``), ``within_rounding`` (the closest pair of a
     HOLDS_WITHIN_ROUNDING verdict, not a violation) with its float error ``allowance``, and
-    ``text``, the witness as people read it."""
+    ``text``, the witness as people read it; ``unexplored`` (a figure, since 1.2, only when the
+    outputs leave mass unexplored): the neighbour's unexplored mass m, the witness certifying
+    ``P(S) > e^epsilon (Q(S) + m) + delta``."""
     text = str(found)
+    rest = getattr(found, "unexplored", 0)
+    extra = {"unexplored": figure(rest)} if rest != 0 else {}
     return {
         "part": part,
         "dataset": encode(found.dataset),
@@ -242,6 +250,7 @@ def witness(found: Any, part: str | None = None) -> dict[str, Any]:
         "delta": figure(found.delta),
         "within_rounding": bool(found.within_rounding),
         "allowance": float(found.allowance),
+        **extra,
         "text": text if part is None else f"{part}\n{text}",
     }
 
@@ -315,8 +324,10 @@ def check_document(result: Any, mechanism: str, mode: str) -> dict[str, Any]:
         symmetry_violation=None if violation is None else {
             "dataset": encode(violation.dataset), "permuted": encode(violation.permuted)},
         witness=None if result.witness is None else witness(result.witness),
-        summary=result.summary(),
     )
+    if getattr(result, "unexplored", 0):  # since 1.2: outputs that leave mass unexplored
+        document.update(unexplored=figure(result.unexplored), reason=result.reason)
+    document["summary"] = result.summary()
     return document
 
 

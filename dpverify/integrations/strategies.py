@@ -304,16 +304,24 @@ def privacy_property(
         __tracebackhide__ = True  # a failure shows the witness, not dpverify's source
         dataset, neighbor = pair
         p, q = _distribution(mechanism, dataset), _distribution(mechanism, neighbor)
-        loss = epsilon_star(p, q)
+        partial = p.unexplored != 0 or q.unexplored != 0  # sub-distributions: the search reads the explored part
+        loss = epsilon_star(dict(p), dict(q)) if partial else epsilon_star(p, q)
         hypothesis.target(min(loss, TARGET_CAP), label="privacy loss")
         decision = decide_pair(p, q, epsilon, delta, dataset=dataset, neighbor=neighbor)
         if decision.holds:
             return
         if decision.verdict is Verdict.UNDECIDED:  # not a violation: the pair could not be decided
+            why = decision.reason or (
+                "exact arithmetic could not settle a tie; return exact probabilities (Fraction, sympy) to decide it")
             raise AssertionError(
                 f"UNDECIDED: the privacy claim (epsilon={epsilon}, delta={delta}) could be neither proved nor "
-                f"refuted on the {neighbors} pair D = {dataset!r}, D' = {neighbor!r} (exact arithmetic could not "
-                "settle a tie); this is not a privacy violation. Return exact probabilities (Fraction, sympy) to decide it."
+                f"refuted on the {neighbors} pair D = {dataset!r}, D' = {neighbor!r}: {why}. This is not a privacy "
+                "violation."
+            )
+        if partial:  # the engine's witness: explored masses, and the unexplored mass it allows for
+            raise AssertionError(
+                f"privacy claim (epsilon={epsilon}, delta={delta}) violated on a {neighbors} pair:\n  "
+                + str(decision.witness).replace("\n", "\n  ")
             )
         forward, backward = hockey_stick(p, q, eps_float), hockey_stick(q, p, eps_float)
         if backward > forward:

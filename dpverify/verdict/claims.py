@@ -26,6 +26,8 @@ own plus ``(K + 1) u`` (``K`` outcomes, ``u = 2**-53``; non-negative terms), and
 the engine allows them. Witnesses name the datasets of the original pair and the event: ``{o}``,
 ``{not o}`` or ``{h(x) = label}``. Projections multiply the rows and pairs by the number of
 outcomes (Stability) or queries (PredictionDp): meant for the small instances dpverify enumerates.
+A row's unexplored mass (``RowPairs.unexplored``) is every projection's: the mass not explored may
+fall in any event, so each projected row keeps the bound of its row.
 
 :func:`dpverify.verify` and :func:`dpverify.checking.public_data.verify_with_public_data` take ``claim=``
 beside the keyword form ``epsilon=, delta=``.
@@ -343,4 +345,5 @@ def _project(pairs: RowPairs, views: list[dict]) -> RowPairs:
         expected_pairs=None if pairs.expected_pairs is None else pairs.expected_pairs * len(views),
         matrix_error=(pairs.matrix_error + sum_error + pairs.matrix_error * sum_error) * (1 + 2.0**-40)
         if pairs.matrix_error else 0.0,
+        unexplored=None if pairs.unexplored is None else np.tile(pairs.unexplored, len(views)),
     )

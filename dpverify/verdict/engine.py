@@ -18,7 +18,8 @@ Verdict states (:class:`Verdict`):
   probabilities (int, Fraction, sympy) or by offering ``exact_distribution(dataset)``.
 * ``VIOLATED`` — a certified witness whose excess ``P(S) - e^eps Q(S) - delta`` is larger than any
   rounding of its probabilities could explain.
-* ``UNDECIDED`` — a pair could not be decided (exact arithmetic could not settle a tie).
+* ``UNDECIDED`` — a pair could not be decided (exact arithmetic could not settle a tie), or the
+  rows leave mass unexplored that could tip the claim either way (below; ``Decision.reason`` says).
 
 ``Decision.holds`` (and ``VerificationResult.holds``) is True for ``HOLDS`` and
 ``HOLDS_WITHIN_ROUNDING`` only: a CI gate passes on both, never on a violation larger than rounding
@@ -75,6 +76,15 @@ so a reported figure is never replaced by the maximum of fewer pairs than may at
 practice: a claim at or near the worst case (the pairs near the maximum are then candidates) and
 small instances get exact figures; a claim far from it on a large instance with many tied pairs
 keeps the float ones (``delta_star`` is still exactly 0 there when no pair passes the loss filter).
+
+Unexplored mass. Rows may be sub-distributions (``RowPairs.unexplored``: per row, an upper bound on
+the mass an enumeration did not explore, which may fall on any outcome). :func:`decide` then proves
+the claim from ``H_e + m_i <= delta`` on every directed pair and refutes it from ``H_e - e^eps m_j >
+delta`` on one, each test a run of the engine on rows without unexplored mass; in between the verdict
+is UNDECIDED with the reason and the fix. The maths and the two runs are in
+:mod:`dpverify.verdict._unexplored`. The figures reported are those of the explored rows, and
+``Decision.unexplored`` (the largest bound) says they are only that. With no unexplored mass none of
+this runs.
 """
 
 from __future__ import annotations
@@ -82,14 +92,17 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
+from dpverify.errors import InvalidArgument
 from dpverify.finite.pair_sources import ArrayPairs
+from dpverify.verdict import _unexplored
 from dpverify.verdict._certify import RowClasses, exact_hockey_stick, exact_log_ratio, walk_candidates
 from dpverify.verdict._certify import surely_within_rounding as _surely_within_rounding
+from dpverify.verdict._unexplored import unexplored_of
 from dpverify.verdict.privacy_loss import exp_epsilon
 from dpverify.verdict.witness import Witness
 
@@ -106,6 +119,7 @@ __all__ = [
     "float_error_of",
     "sweep_settings",
     "merged_sweep",
+    "unexplored_of",
 ]
 
 _UNIT = 2.0**-53
@@ -188,6 +202,11 @@ class RowPairs:
             ``row_error`` — rows certified from exact values (``exact_row``) whose floats were computed
             apart from them: the sweep must widen its margin by it, or a pair the floats put just
             under the claim would never be certified.
+        unexplored: per row, an upper bound on the mass its enumeration did not explore (an array of
+            floats or of exact numbers; a row's ``matrix`` entries and exact values are its explored
+            part), or None when every row is complete (an array of zeros is made None).
+            :func:`decide` decides such rows soundly (module docstring, "Unexplored mass"); a plain
+            :func:`sweep` refuses them.
     """
 
     matrix: np.ndarray
@@ -207,6 +226,8 @@ class RowPairs:
     executor: Any = None
     progress: Callable[[int, int], None] | None = None
     matrix_error: float = 0.0
+    unexplored: Any = None
+    _explored_only: bool = field(default=False, repr=False)  # a run of decide on the explored part
 
     def __post_init__(self) -> None:
         from dpverify.finite.pair_sources import as_source
@@ -233,6 +254,14 @@ class RowPairs:
         right: np.ndarray = self.right if self.right is not None else left
         if left.size and (min(left.min(), right.min()) < 0 or max(left.max(), right.max()) >= self.matrix.shape[0]):
             raise AssertionError("internal error: a pair index is outside the rows")
+        if self.unexplored is not None:
+            tails = np.asarray(self.unexplored)
+            if tails.shape != (self.matrix.shape[0],):
+                raise AssertionError(f"internal error: unexplored must give one bound per row, got shape {tails.shape}")
+            floats = _unexplored.upper_floats(tails)
+            if not (floats >= 0).all():
+                raise AssertionError("internal error: a negative unexplored mass")
+            self.unexplored = tails if floats.any() else None
 
     @property
     def logs(self) -> np.ndarray:
@@ -275,7 +304,14 @@ class RowPairs:
 
     def exact(self, row: int) -> Mapping:
         if self.exact_row is not None:
-            return self.exact_row(row)
+            found = self.exact_row(row)
+            rest = getattr(found, "unexplored", 0)
+            if rest != 0 and self.unexplored is None and not self._explored_only:
+                raise AssertionError(
+                    f"internal error: the row of {self.name(row)!r} leaves unexplored={rest} unexplored "
+                    "but its rows were built without it (RowPairs.unexplored); the verdict would ignore that mass"
+                )
+            return found
         names = self.outcome_names()
         values = self.matrix[row]
         return {names[k]: float(values[k]) for k in np.flatnonzero(values)}
@@ -381,6 +417,12 @@ def sweep(
     from dpverify.parallel.executors import Shared, open_executor, shard_ranges
     from dpverify.verdict._sweep import sweep_shard
 
+    if pairs.unexplored is not None:
+        raise InvalidArgument(
+            f"the rows leave up to {_unexplored.largest(pairs.unexplored):.3g} of their mass unexplored, so their "
+            "worst-case figures are not known, only bounded; decide a claim with verify() (which accounts for the "
+            "unexplored mass), or explore fully (from_sampler(..., tail=0) where the randomness is finite)."
+        )
     settings = sweep_settings(pairs.matrix.shape[1], epsilon, symmetric=pairs.symmetric, claim_delta=claim_delta,
                               with_delta=with_delta, with_stability=with_stability, error=error)
     settings["source"] = pairs.source
@@ -471,6 +513,9 @@ class Decision:
         certified_pairs: distinct row pairs certified (equal exact rows and error: one certificate).
         read_rows: one row of every distinct exact row that certification or the figures read.
         within_rounding_pairs, undecided_pairs: how many candidates ended in those states.
+        unexplored: the largest unexplored mass of a row (0.0 when every row is complete): then
+            ``epsilon_star`` and ``delta_star`` are the explored rows' figures, not the true ones.
+        reason: why an UNDECIDED verdict on rows with unexplored mass is undecided, and the fix.
     """
 
     verdict: Verdict
@@ -483,6 +528,8 @@ class Decision:
     sweep: Sweep
     witness_rows: tuple[int, int] | None = None
     read_rows: tuple[int, ...] = ()
+    unexplored: float = 0.0
+    reason: str = ""
 
     @property
     def holds(self) -> bool:
@@ -500,7 +547,13 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0, *, swept: Sweep | No
     ``swept``: the sweep already made elsewhere (row blocks evaluated and swept by workers,
     :mod:`dpverify.checking._blocks`), its rows being those of ``pairs``; then only certification
     and the figures run here.
+
+    Rows with unexplored mass (``pairs.unexplored``) are decided by :func:`_decide_unexplored`.
     """
+    if pairs.unexplored is not None:
+        if swept is not None:
+            raise AssertionError("internal error: a sweep made elsewhere cannot carry unexplored mass")
+        return _decide_unexplored(pairs, epsilon, delta)
     errors = pairs.errors()
     largest = max(float(errors.max(initial=0.0)), pairs.matrix_error)
     result = swept if swept is not None else sweep(pairs, float(epsilon), claim_delta=float(delta), error=largest)
@@ -536,6 +589,72 @@ def decide(pairs: RowPairs, epsilon: Any, delta: Any = 0.0, *, swept: Sweep | No
         verdict, epsilon_star, delta_star, witness, len(walk.certificates), walk.within, walk.undecided, result,
         witness_rows, tuple(classes.first_rows),
     )
+
+
+def _decide_unexplored(pairs: RowPairs, epsilon: Any, delta: Any) -> Decision:
+    """The claim on sub-distributions (:mod:`dpverify.verdict._unexplored`): refuted when a directed
+    pair has ``H_e - e^eps m_j > delta`` (every pair directed, its delta raised by ``e^eps m_j``),
+    else proved when every directed pair has ``H_e + m_i <= delta`` (the augmented rows), else
+    UNDECIDED; the figures are the explored rows' (the engine run on them as they are)."""
+    tails = pairs.unexplored
+    rows = pairs.matrix.shape[0]
+    if pairs.matrix.shape[1] == 0:  # nothing explored on any row: one empty column for the sweeps
+        pairs = replace(pairs, matrix=np.zeros((rows, 1)), outcomes=[_unexplored.NOTHING], left=None, right=None,
+                        _logs=None, _columns=None)
+    left, right = pairs.index_arrays()
+    first, second = _unexplored.directed(left, right, pairs.symmetric)
+    base = pairs.pair_delta
+    if base is not None and pairs.symmetric:
+        base = np.concatenate([base, base])
+    directed: dict[str, Any] = {"left": first, "source": None, "symmetric": False, "expected_pairs": None,
+                                "unexplored": None, "_explored_only": True}
+    explored = decide(replace(pairs, left=None, right=None, source=pairs.source, unexplored=None, _explored_only=True),
+                      epsilon, delta)
+    upper = _unexplored.upper_floats(tails)
+    # (exact rows computed apart from the floats, matrix_error, may leave a little more unexplored)
+    bounds = _unexplored.violation_bounds(delta if base is None else base, epsilon,
+                                          upper[second] * (1 + 2 * pairs.matrix_error))
+    violated = decide(replace(pairs, right=second, pair_delta=bounds, **directed), epsilon, delta)
+    largest = float(upper.max())
+    read = {*explored.read_rows, *violated.read_rows}
+    if violated.verdict is Verdict.VIOLATED:
+        assert violated.witness is not None and violated.witness_rows is not None
+        i, j = violated.witness_rows
+        claimed = delta
+        if base is not None:
+            claimed = float(base[int(np.flatnonzero((first == i) & (second == j))[0])])
+        witness = replace(violated.witness, delta=claimed, unexplored=_unexplored.row_mass(pairs.exact(j), tails, j))
+        return Decision(Verdict.VIOLATED, explored.epsilon_star, explored.delta_star, witness,
+                        violated.certified_pairs, 0, violated.undecided_pairs, explored.sweep, (i, j),
+                        tuple(sorted(read)), largest)
+    cache: dict[int, Mapping] = {}
+
+    def augmented_row(index: int) -> Mapping:
+        row = index % rows
+        content = cache.get(row)
+        if content is None:
+            content = cache[row] = pairs.exact(row)
+        mass = _unexplored.row_mass(content, tails, row)
+        if mass == 0:
+            return content
+        return {**content, (_unexplored.TAIL_P if index < rows else _unexplored.TAIL_Q): mass}
+
+    errors = pairs.errors()
+    holds = decide(replace(
+        pairs, matrix=_unexplored.augmented(pairs.matrix, upper), right=second + rows, pair_delta=base,
+        outcomes=[*pairs.outcome_names(), _unexplored.TAIL_P, _unexplored.TAIL_Q], exact_row=augmented_row,
+        row_error=np.concatenate([errors, errors]), label=lambda index: pairs.name(index % rows),
+        _logs=None, _columns=None, **{**directed, "_explored_only": False},
+    ), epsilon, delta)
+    read.update(row % rows for row in holds.read_rows)
+    certified = violated.certified_pairs + holds.certified_pairs
+    undecided = violated.undecided_pairs + holds.undecided_pairs
+    if holds.verdict.passes:
+        return Decision(holds.verdict, explored.epsilon_star, explored.delta_star, None, certified,
+                        holds.within_rounding_pairs, 0, explored.sweep, None, tuple(sorted(read)), largest)
+    reason = _unexplored.undecided_reason(largest, holds.sweep.delta_star, delta)
+    return Decision(Verdict.UNDECIDED, explored.epsilon_star, explored.delta_star, None, certified, 0, undecided,
+                    explored.sweep, None, tuple(sorted(read)), largest, reason)
 
 
 def _bound(pairs: RowPairs, candidates: _Candidates, position: int, delta: Any) -> Any:
@@ -647,6 +766,7 @@ def decide_pair(
     rows = RowPairs(
         matrix, np.array([0]), np.array([1]), outcomes=outcomes, exact_row=(p, q).__getitem__, row_error=errors,
         label=(dataset, neighbor).__getitem__, is_neighbor=is_neighbor, expected_pairs=1,
+        unexplored=unexplored_of((p, q)),
     )
     return decide(rows, epsilon, delta)
 

@@ -13,7 +13,8 @@ Differential Privacy*, Def. 2.4, and Balle et al. 2018 for the hockey-stick form
 Symmetric versions (``epsilon_star``, ``delta_for_epsilon``) take the maximum of both directions,
 which is what differential privacy asks of an unordered neighbouring pair. Functions here work on
 :class:`~dpverify.finite.distribution.Distribution` objects in float64; the checker certifies verdicts
-separately (see :mod:`dpverify.verdict._certify`).
+separately (see :mod:`dpverify.verdict._certify`). A distribution with unexplored mass is refused:
+these figures need the whole distribution (``dict(d)`` measures its explored part).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from dpverify.errors import InvalidArgument
 from dpverify.validation import check_delta, check_epsilon  # the checks live in dpverify.validation
 
 __all__ = [
@@ -41,10 +43,23 @@ __all__ = [
 
 
 def _floats(p: Mapping[Any, Any], q: Mapping[Any, Any]) -> tuple[list, np.ndarray, np.ndarray]:
+    for d in (p, q):
+        _complete(d)
     outcomes = list(dict.fromkeys([*p.keys(), *q.keys()]))
     pv = np.array([float(p.get(o, 0)) for o in outcomes])
     qv = np.array([float(q.get(o, 0)) for o in outcomes])
     return outcomes, pv, qv
+
+
+def _complete(distribution: Mapping) -> None:
+    """Refuse a distribution with unexplored mass: these figures need the whole distribution."""
+    rest = getattr(distribution, "unexplored", 0)
+    if rest != 0:
+        raise InvalidArgument(
+            f"this figure needs the whole distribution, and {distribution!r} leaves unexplored={rest} unexplored (it "
+            "may fall on any outcome); pass dict(distribution) to measure the explored part only, decide a claim "
+            "with dpverify.verify or decide_pair (which account for the unexplored mass), or explore further."
+        )
 
 
 def exp_epsilon(epsilon: Any) -> float:
@@ -163,6 +178,8 @@ def to_dp_accounting_pmfs(p: Mapping, q: Mapping) -> dict[str, dict[Hashable, fl
     a missing key as probability 0). dp_accounting itself is optional:
     ``dp_accounting.pld.privacy_loss_distribution.from_two_probability_mass_functions(**pmfs)``.
     """
+    _complete(p)
+    _complete(q)
     return {
         "log_probability_mass_function_upper": {o: math.log(float(v)) for o, v in p.items() if v > 0},
         "log_probability_mass_function_lower": {o: math.log(float(v)) for o, v in q.items() if v > 0},

@@ -74,6 +74,13 @@ class VerificationResult:
         rechecked: datasets evaluated twice to check the mechanism returns one distribution per
             dataset (every certified and witness dataset and a random sample of the rest).
         seed: the seed of this run's random tests (pass ``seed=`` to repeat them).
+        unexplored: the largest mass an output left unexplored (a sampler enumerated up to a
+            tolerance, ``Distribution(..., unexplored=m)``), 0.0 when every output is complete. When
+            positive, ``epsilon`` and ``delta`` are the explored outputs' figures (bounds, not the
+            true worst case) and the verdict accounts for the unexplored mass
+            (:mod:`dpverify.verdict._unexplored`).
+        reason: why the verdict is UNDECIDED when the unexplored mass leaves the claim open, with
+            the fix; empty otherwise.
     """
 
     holds: bool
@@ -98,6 +105,8 @@ class VerificationResult:
     assumptions: tuple[Assumption, ...] = ()
     rechecked: int = 0
     seed: int | None = None
+    unexplored: float = 0.0
+    reason: str = ""
 
     def __bool__(self) -> bool:
         return self.holds
@@ -140,6 +149,13 @@ class VerificationResult:
                 f"  not proved: {assumption.statement} ({assumption.evidence}); the verdict cannot pass on it. "
                 f"Fix: {assumption.fix}"
             )
+        if self.unexplored:
+            lines.append(
+                f"  unexplored: up to {self.unexplored:.3g} of an output's mass was not explored (it may fall on any "
+                "outcome); eps* and delta(eps) are the explored outputs' figures, and the verdict accounts for the rest"
+            )
+        if self.reason:
+            lines.append(f"  undecided: {self.reason}")
         if self.undecided:
             lines.append(f"  {self.undecided} pair(s) could not be decided exactly: not claimed to hold")
         if self.verdict is Verdict.HOLDS_WITHIN_ROUNDING:

@@ -3,6 +3,11 @@
 ``P(S) > e^eps Q(S) + delta`` with ``P = M(dataset)``, ``Q = M(neighbor)``, ``S = output_set`` —
 certified by the engine (:mod:`dpverify.verdict.engine`) before it is reported, and checked there to be a
 neighbour pair under the relation used.
+
+When the outputs leave mass unexplored (:mod:`dpverify.verdict._unexplored`), ``p`` and ``q`` are the
+explored masses of S and ``unexplored`` is the neighbour's unexplored bound ``m``: the true masses
+satisfy ``P(S) >= p`` and ``Q(S) <= q + m``, and the certified statement is ``p > e^eps (q + m) +
+delta``, so the claim is violated whatever the unexplored mass does.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ class Witness:
     For a verdict ``HOLDS_WITHIN_ROUNDING`` the closest pair is reported the same way with
     ``within_rounding=True``: its nominal excess ``P(S) - e^eps Q(S) - delta`` is no larger than the
     rounding its float probabilities may carry (``allowance``).
+
+    ``unexplored``: the neighbour's unexplored mass ``m`` when the outputs are sub-distributions
+    (module docstring): ``p`` and ``q`` are then explored masses, ``Q(S) <= q + m``, and the witness
+    certifies ``p > e^eps (q + m) + delta``.
     """
 
     dataset: Any
@@ -34,11 +43,13 @@ class Witness:
     delta: Any
     within_rounding: bool = False
     allowance: float = 0.0
+    unexplored: Any = 0
 
     @property
     def excess(self) -> float:
-        """``P(S) - e^eps Q(S) - delta`` for the values as given, evaluated in 200-bit interval
-        arithmetic (so a 1e-18 excess of a float over an exact claim is not lost), as a float."""
+        """``P(S) - e^eps Q(S) - delta`` for the values as given (``Q(S)`` raised by the unexplored
+        mass when there is one), evaluated in 200-bit interval arithmetic (so a 1e-18 excess of a
+        float over an exact claim is not lost), as a float."""
         import mpmath
 
         from dpverify.verdict._certify import to_interval
@@ -48,7 +59,7 @@ class Witness:
             mpmath.iv.prec = 200
             value = (
                 to_interval(self.p, 58)
-                - mpmath.iv.exp(to_interval(self.epsilon, 58)) * to_interval(self.q, 58)
+                - mpmath.iv.exp(to_interval(self.epsilon, 58)) * (to_interval(self.q, 58) + to_interval(self.unexplored, 58))
                 - to_interval(self.delta, 58)
             )
             return float(value.mid)
@@ -59,20 +70,21 @@ class Witness:
         outcomes = sorted(self.output_set, key=repr)
         shown = ", ".join(map(repr, outcomes[:6])) + (", ..." if len(outcomes) > 6 else "")
         p, q = _shown(self.p), _shown(self.q)
-        bound = (exp_epsilon(self.epsilon) * q if q > 0 else 0.0) + float(self.delta)
+        rest = float(self.unexplored)  # the neighbour's unexplored mass, which Q(S) may add
+        bound = (exp_epsilon(self.epsilon) * (q + rest) if q + rest > 0 else 0.0) + float(self.delta)
         relation = ">" if p > bound else "<="
-        lines = [
-            f"D  = {self.dataset}",
-            f"D' = {self.neighbor}",
-            f"S  = {{{shown}}}",
-            f"P[M(D) in S] = {p:.12g}",
-            f"P[M(D') in S] = {q:.12g}",
-        ]
+        lines = [f"D  = {self.dataset}", f"D' = {self.neighbor}", f"S  = {{{shown}}}"]
+        if rest:
+            lines += [f"P[M(D) in S] >= {p:.12g} (explored)",
+                      f"P[M(D') in S] <= {q:.12g} (explored) + {rest:.12g} (unexplored) = {q + rest:.12g}"]
+        else:
+            lines += [f"P[M(D) in S] = {p:.12g}", f"P[M(D') in S] = {q:.12g}"]
         if _is_interval(self.p) or _is_interval(self.q):
             lines.append(f"certified enclosures: P[M(D) in S] in {self.p}, P[M(D') in S] in {self.q}")
         elif not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
-            lines.append(f"exact: P[M(D) in S] is {self.p}, P[M(D') in S] is {self.q}")
-        lines.append(f"check: {p:.12g} {relation} e^eps * {q:.12g} + delta = {bound:.12g}")
+            lines.append(f"exact: P[M(D) in S] is {self.p}, P[M(D') in S] is {self.q}"
+                         + (f", unexplored {self.unexplored}" if rest else ""))
+        lines.append(f"check: {p:.12g} {relation} e^eps * {q + rest:.12g} + delta = {bound:.12g}")
         if self.within_rounding:
             lines.append(
                 f"within rounding: excess {self.excess:.3g} vs the float error allowance {self.allowance:.3g}"

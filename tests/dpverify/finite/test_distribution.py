@@ -305,3 +305,83 @@ def test_map_and_bind_preserve_total_mass(w, modulus):
     assert sum(spread.values()) == 1
     # P(spread = 0) = sum_o P(o) / (o + 1)
     assert spread[0] == sum(p / (o + 1) for o, p in d.items())
+
+
+# -- unexplored mass (sub-distributions) ---------------------------------------------------------
+
+HALF, QUARTER = Fraction(1, 2), Fraction(1, 4)
+
+
+@pytest.mark.parametrize(
+    "probabilities, unexplored",
+    [
+        ({0: HALF, 1: QUARTER}, QUARTER),  # 3/4 + 1/4 = 1: the normal case
+        ({0: HALF, 1: QUARTER}, HALF),  # 3/4 + 1/2 >= 1: the bound may be loose
+        ({}, 1),  # nothing explored at all
+        ({0: 0.5, 1: 0.25}, 0.25),  # floats
+        ({0: 0.5, 1: 0.25}, 0.25 - 5e-10),  # a total of 1 - 5e-10, within the float tolerance 1e-9
+        ({0: HALF}, 0.5),  # a float bound on exact masses: compared exactly (1/2 + 1/2 = 1)
+        ({0: LOW}, HIGH),  # sympy: e^-1/(1+e^-1) + 1/(1+e^-1) = 1
+    ],
+)
+def test_unexplored_mass_is_accepted(probabilities, unexplored):
+    d = Distribution(probabilities, unexplored=unexplored)
+    assert d.unexplored == unexplored and dict(d) == {o: p for o, p in probabilities.items()}
+
+
+@pytest.mark.parametrize(
+    "probabilities, unexplored, fragment",
+    [
+        ({0: HALF}, QUARTER, "explored total of 1/2"),  # 1/2 + 1/4 = 3/4 < 1: mass unaccounted for
+        ({0: HALF, 1: Fraction(3, 4)}, QUARTER, "explored total of 5/4"),  # explored alone above 1
+        ({}, HALF, "explored total of 0"),
+        ({0: 0.5}, 0.4, "explored total of 0.5"),  # 0.9 < 1 - 1e-9
+        ({0: HALF}, -QUARTER, "unexplored=Fraction(-1, 4)"),
+        ({0: HALF}, 2, "unexplored=2 must be at most 1"),
+        ({0: HALF}, float("nan"), "unexplored=nan"),
+        ({0: HALF}, "1/2", "unexplored='1/2'"),
+    ],
+)
+def test_bad_unexplored_mass_is_refused_with_the_value(probabilities, unexplored, fragment):
+    with pytest.raises(InvalidArgument) as info:
+        Distribution(probabilities, unexplored=unexplored)
+    assert fragment in str(info.value)
+
+
+def test_unexplored_mass_in_equality_hash_repr_and_pickling():
+    import pickle
+
+    d = Distribution({0: HALF, 1: QUARTER}, unexplored=QUARTER)
+    assert d == Distribution({1: QUARTER, 0: HALF}, unexplored=QUARTER)
+    assert d != Distribution({0: HALF, 1: QUARTER}, unexplored=HALF)  # same explored part, other bound
+    assert Distribution({0: 1}, unexplored=0) == Distribution({0: 1}) and Distribution({0: 1}).unexplored == 0
+    assert hash(d) == hash(Distribution({0: HALF, 1: QUARTER}, unexplored=QUARTER))
+    assert repr(d) == "Distribution({0: 1/2, 1: 1/4}, unexplored=1/4)"
+    assert repr(Distribution({0: 1})) == "Distribution({0: 1})"
+    again = pickle.loads(pickle.dumps(d))
+    assert again == d and again.unexplored == QUARTER and hash(again) == hash(d)
+    assert d.is_exact and not Distribution({0: HALF}, unexplored=0.5).is_exact  # a float bound is a float
+
+
+def test_operations_carry_the_unexplored_mass_or_refuse_it():
+    d = Distribution({0: HALF, 1: QUARTER}, unexplored=QUARTER)
+    with pytest.raises(InvalidArgument, match=r"unexplored=1/4 .*probability_bounds"):
+        d.probability({0})
+    assert d.probability_bounds({0}) == (HALF, Fraction(3, 4))  # 1/2 explored, + 1/4 at most
+    assert d.probability_bounds({0, 1}) == (Fraction(3, 4), 1)  # 3/4 + 1/4
+    assert Distribution({0: 1}).probability_bounds({0}) == (1, 1)
+    assert d.map(lambda o: "same") == Distribution({"same": Fraction(3, 4)}, unexplored=QUARTER)
+    # mixture: 1/2 d + 1/2 {0: 1}: explored {0: 1/4 + 1/2, 1: 1/8}, unexplored 1/2 * 1/4 = 1/8
+    mixed = Distribution.mixture([(HALF, d), (HALF, Distribution({0: 1}))])
+    assert mixed == Distribution({0: Fraction(3, 4), 1: Fraction(1, 8)}, unexplored=Fraction(1, 8))
+    # bind: the kernel of 0 is {a: 1}, of 1 is {b: 1/2} with 1/2 unexplored: explored {a: 1/2, b: 1/8};
+    # unexplored 1/4 (d's own) + 1/4 * 1/2 (the kernel's) = 3/8
+    kernel = {0: Distribution({"a": 1}), 1: Distribution({"b": HALF}, unexplored=HALF)}
+    assert d.bind(kernel.__getitem__) == Distribution({"a": HALF, "b": Fraction(1, 8)}, unexplored=Fraction(3, 8))
+    # product: explored masses multiply; 1 - (1 - 1/4)(1 - 1/2) = 1/4 + 1/2 - 1/8 = 5/8 unexplored
+    other = Distribution({"x": HALF}, unexplored=HALF)
+    joint = d.product(other)
+    assert joint == Distribution({(0, "x"): QUARTER, (1, "x"): Fraction(1, 8)}, unexplored=Fraction(5, 8))
+    # to_float: 1/3 as a float is below 1/3; the bound is rounded up so that it stays a bound
+    third = Distribution({0: Fraction(2, 3)}, unexplored=Fraction(1, 3)).to_float()
+    assert Fraction(third.unexplored) >= Fraction(1, 3) and third.unexplored == 1 / 3 + 2**-54
