@@ -9,6 +9,7 @@ from fractions import Fraction
 
 __all__ = [
     "randomized_response", "leak_first", "constant", "divide_by_first", "NOT_CALLABLE", "rr_sampler", "rr_sampler_numpy",
+    "geometric_count", "parity_sampler",
 ]
 
 
@@ -43,6 +44,21 @@ def rr_sampler_numpy(dataset: tuple, rng, size: int = 1):
     (bit,) = dataset
     keep = rng.random(size) < 0.75
     return [bit if k else 1 - bit for k in keep.tolist()]
+
+
+def geometric_count(dataset: tuple, rng) -> int:
+    """The bit plus two-sided geometric noise, clamped to [0, 2], for ``check --sampler --tail``:
+    k = geometric(1/2) - 1 >= 0 with P(k) = 2^-(k+1), a fair sign (k = 0 is reached by both signs),
+    so P(bit + 0) = 1/2 and P(bit +- 1) = 1/8 each: eps* = ln((1/2) / (1/8)) = ln 4."""
+    (bit,) = dataset
+    k = int(rng.geometric(Fraction(1, 2))) - 1
+    sign = -1 if rng.random() < Fraction(1, 2) else 1
+    return max(0, min(2, bit + sign * k))
+
+
+def parity_sampler(dataset: tuple, rng) -> int:
+    """A sampler that draws nothing: the parity of the data (deterministic, not private)."""
+    return sum(dataset) % 2
 
 
 def divide_by_first(dataset: tuple) -> dict:

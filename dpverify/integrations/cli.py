@@ -284,12 +284,17 @@ def _check(args: argparse.Namespace) -> int:
             f"--patch {args.patch[0]} routes module-level randomness into the exact rng of --sampler; add --sampler "
             "(--estimate runs the sampler on real generators, where module-level randomness is real already)."
         )
+    if args.mode != "sampler" and (args.tail is not None or args.deterministic):
+        option = "--tail" if args.tail is not None else "--deterministic"
+        raise InvalidArgument(f"{option} applies to the exact enumeration of a sampler; add --sampler.")
     if args.mode == "estimate":
         return _estimate(args, mechanism, report)
     if args.mode == "sampler":
         from dpverify.finite.sampling import from_sampler
 
-        mechanism = from_sampler(mechanism, max_paths=args.max_paths, patch=args.patch)
+        tail = 0 if args.tail is None else _parse_number(args.tail, "tail")
+        mechanism = from_sampler(mechanism, max_paths=args.max_paths, patch=args.patch, tail=tail,
+                                 deterministic=args.deterministic)
     instance = {
         "records": _parse_records(args),
         "n": args.n,
@@ -523,6 +528,13 @@ def build_parser() -> argparse.ArgumentParser:
                            "epsilon (dpverify.estimate_sampler); VIOLATED (exit 1) or UNDECIDED (exit 4), never holds")
     check.add_argument("--max-paths", type=int, default=100_000,
                        help="with --sampler: refuse samplers with more execution paths than this")
+    check.add_argument("--tail", metavar="MASS",
+                       help="with --sampler: explore loops and draws without a bound (geometric, poisson, while "
+                            "rng.random() < p) until at most MASS of the probability is left, e.g. 1e-9; the verdict "
+                            "accounts for it (from_sampler(..., tail=))")
+    check.add_argument("--deterministic", action="store_true",
+                       help="with --sampler: the sampler's output is a function of its dataset (it may draw nothing "
+                            "from rng and still differ across datasets)")
     check.add_argument("--patch", action="append", metavar="MODULE",
                        help="with --sampler: route MODULE's module-level randomness (random.random(), np.random.rand(), "
                             "SystemRandom() built inside, ...) into the exact rng; repeatable (from_sampler(..., patch=))")

@@ -168,6 +168,24 @@ def test_check_sampler_enumerates_the_code_exactly(capsys):
     assert capsys.readouterr().out.startswith("VIOLATED")
 
 
+def test_check_sampler_with_a_tail(capsys):
+    # geometric_count: eps* = ln 4, with at most 1e-12 of each output's mass unexplored
+    args = ["check", "tests.cli_mechanisms:geometric_count", "--sampler", *BITS, "--epsilon", "log(4)"]
+    assert main([*args, "--tail", "1e-12", "--delta", "1e-9"]) == 0  # explored delta 0 + unexplored <= 1e-9
+    assert main([*args, "--tail", "1e-12"]) == 4  # a pure claim with mass left is undecided
+    assert "tail=smaller" in capsys.readouterr().out
+    assert main([*args[:-1], "1.3", "--tail", "1e-12", "--delta", "1e-9"]) == 1  # below ln 4: refuted on explored paths
+    assert main(args) == 2  # without --tail the geometric draw is refused
+    assert "tail=1e-9" in capsys.readouterr().err
+
+
+def test_check_sampler_that_draws_nothing(capsys):
+    args = ["check", "tests.cli_mechanisms:parity_sampler", "--sampler", *BITS, "--epsilon", "1"]
+    assert main(args) == 3  # hidden randomness or deterministic? no verdict
+    assert "deterministic=True" in capsys.readouterr().err
+    assert main([*args, "--deterministic"]) == 1  # declared: point masses on 0 and 1, eps* = inf
+
+
 def test_check_estimate_is_violated_or_undecided_never_holds(capsys):
     # 20,000 samples per dataset; at eps = 0.5 < ln 3 the lower bound (about 1.0) exceeds the claim.
     args = ["check", "tests.cli_mechanisms:rr_sampler_numpy", "--estimate", *BITS, "--samples", "20000", "--seed", "1"]
