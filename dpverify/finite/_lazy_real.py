@@ -1,0 +1,445 @@
+"""Exact real numbers for lazy uniforms: the maps a lazy value is made of, and the thresholds on ``u``
+that its comparisons map back to, with an exact identity and certified enclosures.
+
+A value computed from a lazy uniform is ``x = f(u)`` with ``f`` a :class:`Map`: a chain of
+:class:`Step` s, each strictly monotone where it is applied — affine maps ``a*x + b`` (``a != 0``),
+exponentials ``c**x``, logarithms ``log_c(x)`` and powers ``x**p`` of a positive ``x`` (``c`` is
+``e`` or a positive rational other than 1; ``a``, ``b``, ``p`` rationals: a float constant is its
+binary value). A comparison ``x < y`` is ``u < f^-1(y)`` (``u > f^-1(y)`` when ``f`` decreases).
+
+Points. A threshold ``f^-1(y)`` and the ends of the interval a uniform is known to lie in are
+*points*: a Fraction when the number is rational and computed so (affine maps of rationals, exact
+roots such as ``(1/4)**(1/2)``, ``2**-3``, ``log_2(8)``), ``±math.inf`` for "beyond every
+value", or else a :class:`Node`, the exact expression ``scale * op(argument) + shift``. Nodes are
+built in a canonical form (affine maps folded into ``scale`` and ``shift``, ``exp_c(log_c(z)) = z``,
+``(z**p)**q = z**(p*q)``, rational results computed exactly), and two points with equal forms are
+the same number: the same threshold met twice is recognised as equal, without numerics.
+
+Order. Points of different forms are ordered by certified enclosures (mpmath's interval functions
+with directed rounding, each transcendental result widened by 16 units in the last place in case
+mpmath's rounding is off by one), at :data:`START_PRECISION` bits, doubled until they separate; at
+:data:`MAX_PRECISION` bits without separating, :class:`Inseparable` is raised (the two are
+probably one number written in two forms, e.g. ``log(2)`` and ``log(4)/2``). A share
+``(t - lo) / (hi - lo)`` with an irrational end is an :class:`~dpverify.finite._numbers.Enclosure`
+strictly inside ``(0, 1)`` whose width is at most ``2**-96`` of the smaller of the two branch
+probabilities. Floats are never used for a decision.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from mpmath.libmp import (
+    finf,
+    fninf,
+    fone,
+    from_rational,
+    fzero,
+    mpf_abs,
+    mpf_add,
+    mpf_exp,
+    mpf_le,
+    mpf_log,
+    mpf_lt,
+    mpf_neg,
+    mpf_shift,
+    round_ceiling,
+    round_floor,
+    to_rational,
+    to_str,
+)
+from mpmath.libmp.libmpi import mpi_add, mpi_div, mpi_mul, mpi_pow_int, mpi_sub
+
+from dpverify.finite._numbers import Enclosure
+
+__all__ = ["Node", "Step", "Map", "IDENTITY", "Inseparable", "order", "share", "enclosure", "show", "point_text"]
+
+#: Bits of the first enclosures compared; doubled until they separate.
+START_PRECISION = 128
+#: Bits past which two points that still overlap are refused as inseparable.
+MAX_PRECISION = 2048
+#: The widest share enclosure accepted, relative to the smaller branch probability.
+SHARE_WIDTH = Fraction(1, 2**96)
+_GUARD = 16  # extra working bits inside a node's evaluation
+_MAX_BITS = 4096  # exact rational powers and logarithms are tried up to this size
+_ZERO, _ONE = Fraction(0), Fraction(1)
+_INTERVAL_CACHE = 8192
+
+Interval = tuple  # (lower, upper) as mpmath's raw mpf tuples
+
+
+@dataclass(frozen=True)
+class Node:
+    """The exact real ``scale * op(argument) + shift``: ``op`` is ``"exp"`` (``base**argument``),
+    ``"log"`` (``log_base(argument)``) or ``"pow"`` (``argument**exponent``, argument > 0);
+    ``parameter`` is the base (None for ``e``) or the exponent."""
+
+    op: str
+    parameter: Fraction | None
+    argument: Point
+    scale: Fraction = _ONE
+    shift: Fraction = _ZERO
+
+    def __str__(self) -> str:
+        inner = str(self.argument) if isinstance(self.argument, Node) else show(self.argument)
+        if self.op == "pow":
+            text = f"({inner})**{show(self.parameter)}"
+        elif self.parameter is None:
+            text = f"{self.op}({inner})"
+        else:
+            text = f"{show(self.parameter)}**({inner})" if self.op == "exp" else f"log({inner}, {show(self.parameter)})"
+        return _affine_text(text, self.scale, self.shift)
+
+
+Point = Fraction | Node | float  # a float only as ±inf
+
+
+def show(value: Fraction | float | None) -> str:
+    """A rational as its float when it is one (constants usually came from floats), else ``p/q``."""
+    if value is None:
+        return "e"
+    if isinstance(value, float) or value.denominator == 1:
+        return str(value if isinstance(value, float) else value.numerator)
+    as_float = float(value)
+    return repr(as_float) if Fraction(as_float) == value else str(value)
+
+
+def _affine_text(inner: str, scale: Fraction, shift: Fraction) -> str:
+    text = inner if scale == 1 else f"-{inner}" if scale == -1 else f"{show(scale)}*{inner}"
+    if shift:
+        text = f"{text} {'+' if shift > 0 else '-'} {show(abs(shift))}"
+    return text
+
+
+# -- canonical constructors -----------------------------------------------------------------------
+
+
+def affine(point: Point, scale: Fraction, shift: Fraction) -> Point:
+    """``scale * point + shift`` (``scale != 0``)."""
+    if isinstance(point, float):
+        return point if scale > 0 else -point
+    if isinstance(point, Fraction):
+        return point * scale + shift
+    return Node(point.op, point.parameter, point.argument, point.scale * scale, point.shift * scale + shift)
+
+
+def _rises(base: Fraction | None) -> bool:
+    return base is None or base > 1
+
+
+def exp(point: Point, base: Fraction | None) -> Point:
+    """``base**point`` (``e**point`` for base None)."""
+    if isinstance(point, float):
+        return math.inf if (point > 0) == _rises(base) else _ZERO
+    if isinstance(point, Fraction):
+        if point == 0:
+            return _ONE
+        exact = None if base is None else _rational_power(base, point)
+        return Node("exp", base, point) if exact is None else exact
+    if point.op == "log" and point.parameter == base and point.scale == 1 and point.shift == 0:
+        return point.argument
+    return Node("exp", base, point)
+
+
+def log(point: Point, base: Fraction | None) -> Point:
+    """``log_base(point)`` of a point >= 0 (``-inf`` at 0 for a base above 1)."""
+    if isinstance(point, float):
+        return math.inf if _rises(base) else -math.inf
+    if isinstance(point, Fraction):
+        if point <= 0:
+            assert point == 0, f"log of the negative point {point}"
+            return -math.inf if _rises(base) else math.inf
+        if point == 1:
+            return _ZERO
+        exact = None if base is None else _rational_log(point, base)
+        return Node("log", base, point) if exact is None else exact
+    if point.op == "exp" and point.parameter == base and point.scale == 1 and point.shift == 0:
+        return point.argument
+    return Node("log", base, point)
+
+
+def power(point: Point, exponent: Fraction) -> Point:
+    """``point**exponent`` of a point >= 0 (``exponent != 0``)."""
+    if exponent == 1:
+        return point
+    if isinstance(point, float):
+        return math.inf if exponent > 0 else _ZERO
+    if isinstance(point, Fraction):
+        if point == 0:
+            return _ZERO if exponent > 0 else math.inf
+        exact = _rational_power(point, exponent)
+        return Node("pow", exponent, point) if exact is None else exact
+    if point.op == "pow" and point.scale == 1 and point.shift == 0:
+        return power(point.argument, point.parameter * exponent)  # type: ignore[operator]
+    return Node("pow", exponent, point)
+
+
+def _bits(value: Fraction) -> int:
+    return max(value.numerator.bit_length(), value.denominator.bit_length(), 1)
+
+
+def _root(number: int, degree: int) -> int | None:
+    """The exact integer ``degree``-th root of ``number >= 1``, or None."""
+    guess = 1 << -(-number.bit_length() // degree)  # at least the root; Newton's steps descend to it
+    while True:
+        step = ((degree - 1) * guess + number // guess ** (degree - 1)) // degree
+        if step >= guess:
+            return guess if guess**degree == number else None
+        guess = step
+
+
+def _rational_power(base: Fraction, exponent: Fraction) -> Fraction | None:
+    """``base**exponent`` when it is rational (and small enough to compute), else None."""
+    top, degree = abs(exponent.numerator), exponent.denominator
+    if base <= 0 or top * _bits(base) > _MAX_BITS or degree > 64:
+        return None
+    numerator, denominator = _root(base.numerator**top, degree), _root(base.denominator**top, degree)
+    if numerator is None or denominator is None:
+        return None
+    value = Fraction(numerator, denominator)
+    return value if exponent > 0 else 1 / value
+
+
+def _rational_log(value: Fraction, base: Fraction) -> Fraction | None:
+    """The integer ``k`` with ``base**k == value``, or None."""
+    ratio = (math.log(value.numerator) - math.log(value.denominator)) / (math.log(base.numerator) - math.log(base.denominator))
+    k = round(ratio)
+    if k == 0 or abs(k) * _bits(base) > _MAX_BITS:
+        return None
+    return Fraction(k) if base**k == value else None
+
+
+# -- steps and maps ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One strictly monotone map: ``"affine"`` (``parameter * x + shift``), ``"exp"`` (``base**x``),
+    ``"log"`` (``log_base(x)``, x > 0) or ``"pow"`` (``x**parameter``, x > 0)."""
+
+    kind: str
+    parameter: Fraction | None
+    shift: Fraction = _ZERO
+
+    @property
+    def increasing(self) -> bool:
+        if self.kind in ("affine", "pow"):
+            return self.parameter > 0  # type: ignore[operator]
+        return _rises(self.parameter)
+
+    def forward(self, point: Point) -> Point:
+        if self.kind == "affine":
+            return affine(point, self.parameter, self.shift)  # type: ignore[arg-type]
+        if self.kind == "exp":
+            return exp(point, self.parameter)
+        if self.kind == "log":
+            return log(point, self.parameter)
+        return power(point, self.parameter)  # type: ignore[arg-type]
+
+    def inverse(self, point: Point) -> Point:
+        """The input at which the step reaches ``point``; beyond the step's range, the end of the
+        line that keeps every comparison's answer (``-inf`` below the range of an increasing step)."""
+        if self.kind == "affine":
+            return affine(point, 1 / self.parameter, -self.shift / self.parameter)  # type: ignore[operator,arg-type]
+        if self.kind == "log":
+            return exp(point, self.parameter)
+        if point != math.inf and order(point, _ZERO) <= 0:  # exp and pow take only positive values
+            return -math.inf if self.increasing else math.inf
+        return log(point, self.parameter) if self.kind == "exp" else power(point, 1 / self.parameter)  # type: ignore[operator,arg-type]
+
+    def describe(self, inner: str) -> str:
+        if self.kind == "affine":  # first, or after a step whose text binds tighter than * and +
+            return _affine_text(inner, self.parameter, self.shift)  # type: ignore[arg-type]
+        if self.kind == "pow":
+            return f"({inner})**{show(self.parameter)}"
+        if self.parameter is None:
+            return f"{self.kind}({inner})"
+        return f"{show(self.parameter)}**({inner})" if self.kind == "exp" else f"log({inner}, {show(self.parameter)})"
+
+
+@dataclass(frozen=True)
+class Map:
+    """A chain of steps, applied first to last: ``x = steps[-1](...steps[0](u))``."""
+
+    steps: tuple[Step, ...] = ()
+
+    @functools.cached_property
+    def increasing(self) -> bool:
+        return sum(not step.increasing for step in self.steps) % 2 == 0
+
+    @property
+    def affine(self) -> tuple[Fraction, Fraction] | None:
+        """``(a, b)`` when the map is ``a*u + b``, else None."""
+        if not self.steps:
+            return _ONE, _ZERO
+        if len(self.steps) == 1 and self.steps[0].kind == "affine":
+            return self.steps[0].parameter, self.steps[0].shift  # type: ignore[return-value]
+        return None
+
+    def then(self, step: Step) -> Map:
+        """This map followed by ``step``, simplified (affine maps merged, inverse pairs cancelled)."""
+        steps = list(self.steps)
+        last = steps[-1] if steps else None
+        if last is not None and last.kind == step.kind == "affine":
+            scale, shift = last.parameter * step.parameter, last.shift * step.parameter + step.shift  # type: ignore[operator]
+            steps.pop()
+            step = Step("affine", scale, shift)
+        elif last is not None and {last.kind, step.kind} == {"exp", "log"} and last.parameter == step.parameter:
+            return Map(tuple(steps[:-1]))
+        elif last is not None and last.kind == step.kind == "pow":
+            steps.pop()
+            step = Step("pow", last.parameter * step.parameter)  # type: ignore[operator]
+        if step.parameter == 1 and step.shift == 0 and step.kind in ("affine", "pow"):
+            return Map(tuple(steps))
+        return Map((*steps, step))
+
+    def forward(self, point: Point) -> Point:
+        for step in self.steps:
+            point = step.forward(point)
+        return point
+
+    def inverse(self, point: Point) -> Point:
+        for step in reversed(self.steps):
+            point = step.inverse(point)
+        return point
+
+    def describe(self, name: str = "u") -> str:
+        text = name
+        for step in self.steps:
+            text = step.describe(text)
+        return text
+
+
+IDENTITY = Map()
+
+
+# -- enclosures, order and shares -------------------------------------------------------------------
+
+
+class Inseparable(Exception):
+    """Two points whose enclosures still overlap at :data:`MAX_PRECISION` bits."""
+
+    def __init__(self, first: Point, second: Point) -> None:
+        super().__init__(first, second)
+        self.first, self.second = first, second
+
+    def __str__(self) -> str:
+        return f"{describe_point(self.first)} and {describe_point(self.second)}"
+
+
+def point_text(point: Point) -> str:
+    """A point as text: a rational as ``p/q``, an irrational one as its expression."""
+    return str(point) if isinstance(point, (Node, Fraction)) else show(point)
+
+
+def describe_point(point: Point) -> str:
+    """A point as text, with its value to 17 digits when it is irrational."""
+    if not isinstance(point, Node):
+        return show(point)
+    low, _ = enclosure_interval(point, 64)
+    return f"{point} (= {to_str(low, 17)}...)"
+
+
+def enclosure_interval(point: Point, precision: int) -> Interval:
+    """Certified bounds ``(lower, upper)`` on ``point`` as mpmath mpf values."""
+    if isinstance(point, float):
+        return (finf, finf) if point > 0 else (fninf, fninf)
+    if isinstance(point, Fraction):
+        return _rational(point, precision)
+    return _node_interval(point, precision)
+
+
+def enclosure(point: Point, precision: int = START_PRECISION) -> Enclosure:
+    """Certified rational bounds on a finite point."""
+    lower, upper = enclosure_interval(point, precision)
+    return Enclosure(_fraction(lower), _fraction(upper))
+
+
+def _fraction(value: tuple) -> Fraction:
+    numerator, denominator = to_rational(value)
+    return Fraction(numerator, denominator)
+
+
+def _rational(value: Fraction, precision: int) -> Interval:
+    numerator, denominator = value.numerator, value.denominator
+    return from_rational(numerator, denominator, precision, round_floor), from_rational(numerator, denominator, precision, round_ceiling)
+
+
+def _nudge(value: tuple, precision: int, upward: bool) -> tuple:
+    """``value`` moved outward by 16 units in its last place (guarding mpmath's rounding)."""
+    if value in (finf, fninf, fzero):
+        return value
+    margin = mpf_shift(mpf_abs(value), 4 - precision)
+    return mpf_add(value, margin if upward else mpf_neg(margin), precision, round_ceiling if upward else round_floor)
+
+
+def _exp(interval: Interval, precision: int) -> Interval:
+    lower, upper = interval
+    return (_nudge(mpf_exp(lower, precision, round_floor), precision, False),
+            _nudge(mpf_exp(upper, precision, round_ceiling), precision, True))
+
+
+def _log(interval: Interval, precision: int) -> Interval:
+    lower, upper = interval
+    assert mpf_lt(fzero, upper), "log of an enclosure below zero: a domain check was missed"
+    low = fninf if mpf_le(lower, fzero) else _nudge(mpf_log(lower, precision, round_floor), precision, False)
+    return low, _nudge(mpf_log(upper, precision, round_ceiling), precision, True)
+
+
+@functools.lru_cache(maxsize=_INTERVAL_CACHE)
+def _node_interval(node: Node, precision: int) -> Interval:
+    work = precision + _GUARD
+    inner = enclosure_interval(node.argument, work)
+    if node.op == "exp":
+        if node.parameter is not None:
+            inner = mpi_mul(inner, _log(_rational(node.parameter, work), work), work)
+        value = _exp(inner, work)
+    elif node.op == "log":
+        value = _log(inner, work)
+        if node.parameter is not None:
+            value = mpi_div(value, _log(_rational(node.parameter, work), work), work)
+    elif node.parameter.denominator == 1:  # type: ignore[union-attr]
+        lower, upper = mpi_pow_int(inner, int(node.parameter), work)  # type: ignore[arg-type]
+        value = _nudge(lower, work, False), _nudge(upper, work, True)
+    else:
+        value = _exp(mpi_mul(_log(inner, work), _rational(node.parameter, work), work), work)  # type: ignore[arg-type]
+    return mpi_add(mpi_mul(value, _rational(node.scale, work), work), _rational(node.shift, work), work)
+
+
+def order(first: Point, second: Point) -> int:
+    """-1, 0 or 1 as ``first`` is below, equal to or above ``second`` (raises :class:`Inseparable`)."""
+    if not isinstance(first, Node) and not isinstance(second, Node):
+        return (first > second) - (first < second)
+    if first == second:
+        return 0
+    precision = START_PRECISION
+    while precision <= MAX_PRECISION:
+        first_low, first_high = enclosure_interval(first, precision)
+        second_low, second_high = enclosure_interval(second, precision)
+        if mpf_lt(first_high, second_low):
+            return -1
+        if mpf_lt(second_high, first_low):
+            return 1
+        precision *= 2
+    raise Inseparable(first, second)
+
+
+def share(threshold: Point, low: Point, high: Point) -> Fraction | Enclosure:
+    """``(threshold - low) / (high - low)`` for ``low < threshold < high`` (all finite): a Fraction
+    when the three are, else an Enclosure inside ``(0, 1)`` (see the module docstring)."""
+    if isinstance(threshold, Fraction) and isinstance(low, Fraction) and isinstance(high, Fraction):
+        return (threshold - low) / (high - low)
+    precision = START_PRECISION
+    while precision <= MAX_PRECISION:
+        point, start, end = (enclosure_interval(p, precision) for p in (threshold, low, high))
+        lower, upper = mpi_div(mpi_sub(point, start, precision), mpi_sub(end, start, precision), precision)
+        if mpf_lt(fzero, lower) and mpf_lt(upper, fone):
+            bounds = Enclosure(_fraction(lower), _fraction(upper))
+            narrow = bounds.hi - bounds.lo <= min(bounds.lo, 1 - bounds.hi) * SHARE_WIDTH
+            if narrow or precision == MAX_PRECISION:  # a share below 2**-1900 keeps a wider enclosure
+                return bounds
+        precision *= 2
+    raise Inseparable(threshold, high)
