@@ -13,8 +13,9 @@ threshold ``t`` inside the interval is a choice point with two branches, ``u < t
 ``(t - lo) / (hi - lo)`` and ``u >= t`` with the rest, and narrows the interval on each. So a
 Bernoulli coin ``rng.random() < p`` and inverse-CDF sampling of a finite distribution are exact.
 Ties ``u == t`` have probability 0, so ``<`` and ``<=`` (``>`` and ``>=``) branch alike.
-Arithmetic on a lazy uniform (``u * 3``, ``math.log(u)``, ``float(u)``) is refused: its result
-would need the value, which is never drawn.
+Arithmetic on a lazy uniform (``u * 3``, ``np.log(u)``, ``int(u * k)``) is followed exactly, each
+comparison of the result mapped back to a threshold on ``u`` (see :mod:`dpverify.finite._lazy`);
+``float(u)`` (so ``math.log(u)``) is refused: it would need the value, which is never drawn.
 
 Numbers: exact probabilities and weights (``int``, ``Fraction``, ``Decimal``, sympy rationals) stay
 exact Fractions. A float is its binary value and marks the path *inexact*: the distribution that
