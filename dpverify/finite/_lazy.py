@@ -308,8 +308,8 @@ class LazyUniform(LazyArithmetic):
         self._refuse(
             f"compared {self._name()} with a threshold whose place in the interval of u is undecided: the numbers {error} "
             f"agree to {MAX_PRECISION} bits",
-            "they are probably one number written in two ways (np.exp(u) < 2 and np.exp(2 * u) < 4 meet log(2) and log(4)/2); write the "
-            "comparisons in one form",
+            "they may be one number written in two ways (np.exp(u) < 2 and np.exp(2 * u) < 4 meet log(2) and log(4)/2: write "
+            "the comparisons in one form), or differ by less than that precision resolves",
         )
 
     def _refuse(self, operation: str, why: str | None) -> NoReturn:

@@ -247,7 +247,7 @@ class LazyArithmetic:
         return np.float64(self._rounded(decimals))
 
     def _logarithm(self, base: Fraction | None, operation: str, shown: LazyArithmetic | None = None) -> LazyArithmetic:
-        self._require_positive(f"{operation}({(shown or self)._name()})")
+        self._require_positive(f"{operation}({(self if shown is None else shown)._name()})")
         return self._then(Step("log", base))
 
     def _numpy_sign(self) -> np.float64:

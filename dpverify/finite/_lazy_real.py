@@ -15,14 +15,17 @@ built in a canonical form (affine maps folded into ``scale`` and ``shift``, ``ex
 ``(z**p)**q = z**(p*q)``, rational results computed exactly), and two points with equal forms are
 the same number: the same threshold met twice is recognised as equal, without numerics.
 
-Order. Points of different forms are ordered by certified enclosures (mpmath's interval functions
-with directed rounding, each transcendental result widened by 16 units in the last place in case
-mpmath's rounding is off by one), at :data:`START_PRECISION` bits, doubled until they separate; at
-:data:`MAX_PRECISION` bits without separating, :class:`Inseparable` is raised (the two are
-probably one number written in two forms, e.g. ``log(2)`` and ``log(4)/2``). A share
+Order. Points of different forms are ordered exactly where their forms allow (:func:`order`:
+a common affine part is taken off both, ``exp(a)`` against ``exp(b)`` is ``a`` against ``b``, and
+``exp(a)`` against a rational ``r`` is ``a`` against ``log(r)`` when that is rational), and
+otherwise by certified enclosures (mpmath's interval functions with directed rounding, each
+transcendental result widened by 16 units in the last place in case mpmath's rounding is off by
+one), at :data:`START_PRECISION` bits, doubled until they separate; at :data:`MAX_PRECISION` bits
+without separating, :class:`Inseparable` is raised (the two may be one number written in two
+forms, e.g. ``log(2)`` and ``log(4)/2``, or differ by less than the cap resolves). A share
 ``(t - lo) / (hi - lo)`` with an irrational end is an :class:`~dpverify.finite._numbers.Enclosure`
 strictly inside ``(0, 1)`` whose width is at most ``2**-96`` of the smaller of the two branch
-probabilities. Floats are never used for a decision.
+probabilities (both are enclosed, each bounding the other). Floats are never used for a decision.
 """
 
 from __future__ import annotations
@@ -35,7 +38,6 @@ from fractions import Fraction
 from mpmath.libmp import (
     finf,
     fninf,
-    fone,
     from_rational,
     fzero,
     mpf_abs,
@@ -409,12 +411,63 @@ def _node_interval(node: Node, precision: int) -> Interval:
     return mpi_add(mpi_mul(value, _rational(node.scale, work), work), _rational(node.shift, work), work)
 
 
+def _frameless(point: Point, frame: Node) -> Point:
+    """``point`` in the frame of ``frame``'s affine part: ``(point - shift) / scale``."""
+    return affine(point, 1 / frame.scale, -frame.shift / frame.scale)
+
+
+def _rises_node(node: Node) -> bool:
+    return node.parameter > 0 if node.op == "pow" else _rises(node.parameter)  # type: ignore[operator]
+
+
 def order(first: Point, second: Point) -> int:
-    """-1, 0 or 1 as ``first`` is below, equal to or above ``second`` (raises :class:`Inseparable`)."""
+    """-1, 0 or 1 as ``first`` is below, equal to or above ``second`` (raises :class:`Inseparable`).
+
+    Exact where the forms allow: both points are moved by the inverse of one node's affine part
+    (``1 - exp(a)`` against ``1 - exp(b)`` is ``exp(a)`` against ``exp(b)``, flipped), and a bare
+    ``op(z)`` is compared with a rational by moving ``op`` to the other side when its inverse stays
+    rational, or with ``op(w)`` by comparing ``z`` and ``w``. Only what is left is compared by
+    enclosures, whose precision is then relative to the numbers' size."""
+    if not isinstance(first, Node) and not isinstance(second, Node):
+        return (first > second) - (first < second)
+    try:
+        return _order(first, second)
+    except Inseparable:
+        raise Inseparable(first, second) from None  # named as the caller wrote them
+
+
+def _order(first: Point, second: Point) -> int:
     if not isinstance(first, Node) and not isinstance(second, Node):
         return (first > second) - (first < second)
     if first == second:
         return 0
+    if not isinstance(first, Node):
+        return -_order(second, first)
+    if first.scale != 1 or first.shift != 0:  # (first - shift) / scale against the same of second
+        sign = 1 if first.scale > 0 else -1
+        return sign * _order(_frameless(first, first), _frameless(second, first))
+    direction = 1 if _rises_node(first) else -1
+    if isinstance(second, Node):
+        if (second.op, second.parameter, second.scale, second.shift) == (first.op, first.parameter, _ONE, _ZERO):
+            return direction * _order(first.argument, second.argument)
+        return _separate(first, second)
+    if second == -math.inf or (second <= 0 and first.op != "log"):
+        return 1  # exp and pow take only positive values
+    if second == math.inf:
+        return -1
+    if first.op == "exp":
+        preimage = log(second, first.parameter)
+    elif first.op == "log":
+        preimage = exp(second, first.parameter)
+    else:
+        preimage = power(second, 1 / first.parameter)  # type: ignore[operator]
+    if isinstance(preimage, Node):  # not rational: compare numerically (no ping-pong)
+        return _separate(first, second)
+    return direction * _order(first.argument, preimage)
+
+
+def _separate(first: Point, second: Point) -> int:
+    """Order two different points by enclosures at increasing precision."""
     precision = START_PRECISION
     while precision <= MAX_PRECISION:
         first_low, first_high = enclosure_interval(first, precision)
@@ -429,17 +482,27 @@ def order(first: Point, second: Point) -> int:
 
 def share(threshold: Point, low: Point, high: Point) -> Fraction | Enclosure:
     """``(threshold - low) / (high - low)`` for ``low < threshold < high`` (all finite): a Fraction
-    when the three are, else an Enclosure inside ``(0, 1)`` (see the module docstring)."""
+    when the three are, else an Enclosure inside ``(0, 1)`` (see the module docstring).
+
+    The share is the same in the frame of a node's affine part (``1 - exp(a)`` becomes ``exp(a)``),
+    where enclosures keep their relative precision; both branches' shares are enclosed and each
+    bounds the other (``1 - above``), so the smaller one is never lost to the larger's rounding."""
     if isinstance(threshold, Fraction) and isinstance(low, Fraction) and isinstance(high, Fraction):
         return (threshold - low) / (high - low)
+    frame = next(p for p in (threshold, low, high) if isinstance(p, Node))
+    points = [_frameless(p, frame) for p in (threshold, low, high)]
     precision = START_PRECISION
     while precision <= MAX_PRECISION:
-        point, start, end = (enclosure_interval(p, precision) for p in (threshold, low, high))
-        lower, upper = mpi_div(mpi_sub(point, start, precision), mpi_sub(end, start, precision), precision)
-        if mpf_lt(fzero, lower) and mpf_lt(upper, fone):
-            bounds = Enclosure(_fraction(lower), _fraction(upper))
-            narrow = bounds.hi - bounds.lo <= min(bounds.lo, 1 - bounds.hi) * SHARE_WIDTH
-            if narrow or precision == MAX_PRECISION:  # a share below 2**-1900 keeps a wider enclosure
-                return bounds
+        point, start, end = (enclosure_interval(p, precision) for p in points)
+        width = mpi_sub(end, start, precision)
+        below = mpi_div(mpi_sub(point, start, precision), width, precision)
+        above = mpi_div(mpi_sub(end, point, precision), width, precision)
+        if all(value not in (finf, fninf) for value in (*below, *above)):
+            lower = max(_fraction(below[0]), 1 - _fraction(above[1]))
+            upper = min(_fraction(below[1]), 1 - _fraction(above[0]))
+            if 0 < lower <= upper < 1:
+                narrow = upper - lower <= min(lower, 1 - upper) * SHARE_WIDTH
+                if narrow or precision == MAX_PRECISION:
+                    return Enclosure(lower, upper)
         precision *= 2
     raise Inseparable(threshold, high)

@@ -131,6 +131,15 @@ def test_exp_sqrt_and_powers():
     assert distribution(lambda d, rng: np.expm1(rng.random()) < 1)[True] == float(mpmath.log(2))
 
 
+def test_log1p_and_log_of_a_reflected_uniform():
+    threshold = F(float(np.log1p(0.5)))
+    # log1p(u) < L  <=>  u < exp(L) - 1, L the float log1p(0.5)
+    expected = mpmath.exp(mp(threshold)) - 1
+    assert distribution(lambda d, rng: np.log1p(rng.random()) < np.log1p(0.5))[True] == float(expected)
+    # log(1 - u) < -700  <=>  u > 1 - e^-700: the small branch, e^-700, is enclosed to its own precision
+    assert distribution(lambda d, rng: np.log(1 - rng.random()) < -700)[True] == float(mpmath.exp(-700))
+
+
 def test_numpy_object_arrays_call_the_element_methods():
     def sampler(dataset, rng):
         u = rng.random(size=2)
@@ -268,6 +277,24 @@ def test_the_exponential_mechanism_idiom_with_a_cumulative_sum_below_one():
     assert found == Distribution({0: float(c0), 1: float(c1 - c0), 2: float(1 - c1)})
 
 
+def test_the_exponential_categorical_idiom_scales_the_uniform():
+    weights = {"a": 0.2, "b": 0.3, "c": 0.5 * math.e}  # unnormalised, as floats
+
+    def sampler(dataset, rng):  # diffprivlib's ExponentialCategorical.randomise, line by line
+        unif_rv = rng.random() * sum(weights.values())
+        cum_prob = 0
+        for target in weights:
+            cum_prob += weights[target]
+            if unif_rv <= cum_prob:
+                return target
+        return target
+
+    # u * total <= cum  <=>  u <= cum / total, with total and each cum the floats the code sums
+    total, first, second = F(sum(weights.values())), F(0.2), F(0 + 0.2 + 0.3)
+    expected = {"a": first / total, "b": (second - first) / total, "c": 1 - second / total}
+    assert distribution(sampler) == Distribution({key: float(value) for key, value in expected.items()})
+
+
 # -- the Geometric mechanism's formula -----------------------------------------------------------
 
 
@@ -342,6 +369,25 @@ def test_order_and_share_of_irrational_points():
     assert mp(bounds.lo) <= mpmath.exp(-1) <= mp(bounds.hi)
 
 
+def test_points_near_each_other_are_ordered_by_their_forms():
+    # 1 - e^-1437 is below 1 by e^-1437 ~ 2^-2073: beyond the enclosures' cap, decided by the form
+    near_one = _lazy_real.affine(exp(F(-1437), None), F(-1), F(1))
+    nearer_one = _lazy_real.affine(exp(F(-1438), None), F(-1), F(1))
+    assert order(near_one, F(1)) == -1 and order(F(1), near_one) == 1
+    assert order(near_one, nearer_one) == -1  # e^-1437 > e^-1438, flipped by the minus
+    part = share(near_one, F(0), F(1))  # below: 1 - e^-1437; above: e^-1437, enclosed to 96 bits
+    above = mpmath.exp(-1437)
+    assert mp(1 - part.hi) <= above <= mp(1 - part.lo) and (part.hi - part.lo) <= (1 - part.hi) * F(1, 2**96)
+
+
+def test_a_deep_floor_chain_reaches_the_depth_limit():
+    from dpverify.errors import EnumerationTooLarge
+
+    # floor(log(1 - u) / 14): the chain's thresholds 1 - e^(14k) pass 2^-2048 of 1 after ~100 steps
+    with pytest.raises(EnumerationTooLarge, match="max_depth=200"):
+        from_sampler(lambda d, rng: math.floor(np.log(1 - rng.random()) / 14), max_depth=200)(())
+
+
 def test_steps_invert_beyond_their_range():
     # exp(x) < -1 never holds: the threshold is below every x; with base 1/2 (decreasing) above every x
     assert Step("exp", None).inverse(F(-1)) == -math.inf
@@ -384,6 +430,16 @@ def test_a_log_after_a_branch_on_the_sign_is_followed():
 
     found = distribution(sampler)
     assert found["negative"] == 0.5 and math.isclose(found[True], 0.25, rel_tol=1e-15)
+
+
+def test_the_uniform_mechanism_idiom_is_a_real_output():
+    def uniform(dataset, rng):  # diffprivlib's Uniform.randomise: value + a uniform on [-c, c]
+        unif_rv = 2 * rng.random() - 1
+        unif_rv *= 1 / 0.1 / 2
+        return dataset[0] + unif_rv  # 10u - 5 (the constants shown as the rationals they are)
+
+    with pytest.raises(MechanismError, match=r"returned 10\*u - 5, a real number computed from a lazy uniform"):
+        distribution(uniform, (0,))
 
 
 def test_a_real_valued_output_names_the_statistical_route():
