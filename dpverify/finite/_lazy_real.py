@@ -460,7 +460,7 @@ def _order(first: Point, second: Point) -> int:
     elif first.op == "log":
         preimage = exp(second, first.parameter)
     else:
-        preimage = power(second, 1 / first.parameter)  # type: ignore[operator]
+        preimage = power(second, 1 / first.parameter)  # type: ignore[operator,arg-type]
     if isinstance(preimage, Node):  # not rational: compare numerically (no ping-pong)
         return _separate(first, second)
     return direction * _order(first.argument, preimage)
