@@ -68,18 +68,8 @@ import numpy as np
 
 from dpverify.errors import InvalidArgument, MechanismError
 from dpverify.finite._lazy_arithmetic import LazyArithmetic
-from dpverify.finite._lazy_real import (
-    IDENTITY,
-    MAX_PRECISION,
-    Inseparable,
-    Map,
-    Node,
-    Point,
-    enclosure,
-    order,
-    point_text,
-    share,
-)
+from dpverify.finite._lazy_map import IDENTITY, Map
+from dpverify.finite._lazy_real import MAX_PRECISION, Inseparable, Node, Point, enclosure, order, point_text, share
 from dpverify.finite._lazy_ufuncs import array_function, array_ufunc
 from dpverify.finite._numbers import WAYS_ON, Enclosure, _describe, _number
 

@@ -25,17 +25,8 @@ from typing import Any, NoReturn
 import numpy as np
 from mpmath.libmp import finf, fninf, to_rational
 
-from dpverify.finite._lazy_real import (
-    IDENTITY,
-    Inseparable,
-    Map,
-    Point,
-    Step,
-    enclosure_interval,
-    order,
-    point_text,
-    show,
-)
+from dpverify.finite._lazy_map import IDENTITY, Map, Step
+from dpverify.finite._lazy_real import Inseparable, Point, enclosure_interval, order, point_text, show
 from dpverify.finite._numbers import _describe
 
 __all__ = ["LazyArithmetic"]

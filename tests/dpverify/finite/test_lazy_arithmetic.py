@@ -18,7 +18,8 @@ import pytest
 from dpverify import Distribution, from_sampler
 from dpverify.errors import MechanismError
 from dpverify.finite import _lazy_real
-from dpverify.finite._lazy_real import IDENTITY, Inseparable, Map, Node, Step, enclosure, exp, log, order, power, share
+from dpverify.finite._lazy_map import IDENTITY, Map, Step
+from dpverify.finite._lazy_real import Inseparable, Node, enclosure, exp, log, order, power, share
 
 mpmath.mp.dps = 50
 
@@ -29,10 +30,6 @@ def mp(value: F) -> mpmath.mpf:
 
 def distribution(sampler, dataset=()):
     return from_sampler(sampler)(dataset)
-
-
-def paths(sampler, dataset=()):
-    return from_sampler(sampler).enumerate(dataset).paths
 
 
 # -- affine maps ------------------------------------------------------------------------------------
