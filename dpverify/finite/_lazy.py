@@ -20,7 +20,8 @@ Each map is strictly monotone where it is applied, so ``f`` is, and
 
 * a comparison ``x < c`` (``<=``, ``>``, ``>=``; elementwise with numpy arrays) is the comparison
   ``u < f^-1(c)`` — ``u > f^-1(c)`` where ``f`` decreases — mapped back through the inverse maps
-  (see :mod:`dpverify.finite._lazy_real`); ``np.isclose(x, c, rtol, atol)`` is
+  (:mod:`dpverify.finite._lazy_map`) to an exact point (:mod:`dpverify.finite._lazy_real`);
+  ``np.isclose(x, c, rtol, atol)`` is
   ``|x - c| <= atol + rtol * |c|`` with that formula applied exactly (two comparisons);
   ``x == c`` is False and ``x != c`` True, with probability 1;
 * ``math.floor``, ``math.ceil``, ``int``/``math.trunc``, ``round`` (half to even) and their numpy
@@ -53,6 +54,9 @@ whose domain is violated on part of the current interval (``np.log``, ``np.sqrt`
 power of a value that can be negative there: compare it with 0 first); values of two different
 draws combined or compared (``u + v``); two values of one draw combined other than affinely; and a
 lazy value returned as the sampler's output (a real-valued output: check it statistically).
+
+Modules: this one holds the draw, comparisons and refusals; :mod:`dpverify.finite._lazy_arithmetic`
+the operators and integer-valued maps; :mod:`dpverify.finite._lazy_ufuncs` the numpy protocol.
 """
 
 from __future__ import annotations
