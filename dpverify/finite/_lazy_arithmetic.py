@@ -26,7 +26,7 @@ import numpy as np
 from mpmath.libmp import finf, fninf, to_rational
 
 from dpverify.finite._lazy_map import IDENTITY, Map, Step
-from dpverify.finite._lazy_real import Inseparable, Point, enclosure_interval, order, point_text, show
+from dpverify.finite._lazy_real import Inseparable, Node, Point, enclosure_interval, order, point_text, show
 from dpverify.finite._numbers import _describe
 
 __all__ = ["LazyArithmetic"]
@@ -342,7 +342,10 @@ class LazyArithmetic:
         bounds: list[Fraction | float] = []
         for end in (self._draw._low, self._draw._high):
             point = self._guarded(self._map.forward, end)
-            bounds.extend(_bound(value) for value in enclosure_interval(point, 64))
+            if isinstance(point, Node):
+                bounds.extend(_bound(value) for value in enclosure_interval(point, 64))
+            else:
+                bounds.append(point)
         lower, upper = min(bounds), max(bounds)
         return (None if lower == -math.inf else math.floor(lower - offset), None if upper == math.inf else math.floor(upper - offset))
 

@@ -53,6 +53,8 @@ class Step:
         """The input at which the step reaches ``point``; beyond the step's range, the end of the
         line that keeps every comparison's answer (``-inf`` below the range of an increasing step)."""
         if self.kind == "affine":
+            if type(point) is Fraction:  # the common case, without the general constructor
+                return (point - self.shift) / self.parameter  # type: ignore[operator]
             return affine(point, 1 / self.parameter, -self.shift / self.parameter)  # type: ignore[operator,arg-type]
         if self.kind == "log":
             return exp(point, self.parameter)
