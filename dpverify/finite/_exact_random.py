@@ -737,7 +737,9 @@ def _signature_text(signature: Signature | None) -> str:
         return "no draw (the run ended before it)"
     kind, count, probabilities, _ = signature
     if kind == "random":
-        return f"a comparison of rng.random() splitting its interval {float(probabilities[0]):.6g} : {float(1 - probabilities[0]):.6g}"
+        first = probabilities[0]
+        low, high = (first.lo, first.hi) if isinstance(first, Enclosure) else (first, first)  # an irrational split
+        return f"a comparison of rng.random() splitting its interval {float(low):.6g} : {float(1 - high):.6g}"
     how = "uniform" if probabilities is None else "weighted"
     return f"rng.{kind}(...) with {count} {how} outcomes"
 

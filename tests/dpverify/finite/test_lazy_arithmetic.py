@@ -393,6 +393,20 @@ def test_steps_invert_beyond_their_range():
     assert IDENTITY.then(Step("affine", F(2), F(1))).then(Step("affine", F(1, 2), F(-1, 2))) == IDENTITY
 
 
+def test_a_nondeterministic_irrational_split_is_named():
+    calls = []
+
+    def sampler(dataset, rng):  # a threshold that changes between runs: log 2, then log 3
+        calls.append(1)
+        return np.exp(rng.random()) < (2 if len(calls) % 2 else 3)
+
+    # the replay meets another split (log 3 = 1.0986... is outside [0, 1): no choice point at all)
+    from dpverify.errors import NondeterministicMechanism
+
+    with pytest.raises(NondeterministicMechanism, match=r"splitting its interval 0\.693147 : 0\.306853"):
+        distribution(sampler)
+
+
 # -- refusals -------------------------------------------------------------------------------------------
 
 
