@@ -237,6 +237,62 @@ def test_an_unbounded_floor_chain_without_a_tail_stops_at_the_depth_limit():
         from_sampler(lambda d, rng: int(np.floor(-np.log(rng.random()))), max_depth=50)(())
 
 
+class _ShallowRandom:
+    """A stand-in for the exact rng that enumerates the paths of a sampler depth first and drops
+    those deeper than ``depth`` choice points, multiplying the (enclosed) branch probabilities."""
+
+    _name, _dataset = "sampler", ()
+
+    def __init__(self, depth: int) -> None:
+        self._depth, self._run, self._active = depth, 0, True
+
+    def _abort(self, error):
+        raise error
+
+    def _choose(self, kind, count, probabilities, inexact=False):
+        (share_,) = probabilities
+        low, high = (share_.lo, share_.hi) if hasattr(share_, "lo") else (share_, share_)
+        index = self._prefix[len(self._taken)] if len(self._taken) < len(self._prefix) else 0
+        if len(self._taken) >= self._depth:
+            raise _TooDeep()
+        self._taken.append(index)
+        self._mass = self._mass * (mp(low) if index == 0 else 1 - mp(high))
+        return index
+
+    def masses(self, sampler):
+        found, prefix = {}, []
+        while True:
+            self._run += 1
+            self._prefix, self._taken, self._mass = prefix, [], mpmath.mpf(1)
+            try:
+                output = sampler(self)
+                found[output] = found.get(output, 0) + self._mass
+            except _TooDeep:
+                pass
+            position = len(self._taken) - 1
+            while position >= 0 and self._taken[position] == 1:
+                position -= 1
+            if position < 0:
+                return found
+            prefix = self._taken[:position] + [1]
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def test_a_range_unbounded_both_ways_splits_at_zero_and_chains_outward():
+    from dpverify.finite._lazy import LazyUniform
+
+    # log(-log u) runs over (-inf, inf): floor is split at x < 0, then chains down and up; with paths
+    # deeper than 8 choice points dropped, k = -2 .. 1 are found whole:
+    # P(k) = P(e^k <= -log u < e^(k+1)) = exp(-e^k) - exp(-e^(k+1))
+    masses = _ShallowRandom(8).masses(lambda rng: math.floor(np.log(-np.log(LazyUniform(rng)))))
+    for k in range(-2, 2):
+        expected = mpmath.exp(-mpmath.exp(k)) - mpmath.exp(-mpmath.exp(k + 1))
+        assert abs(masses[k] - expected) < mpmath.mpf(10) ** -25, k  # 8 shares enclosed to 2^-96 at worst
+
+
 # -- np.isclose --------------------------------------------------------------------------------------
 
 
