@@ -14,8 +14,9 @@ threshold ``t`` inside the interval is a choice point with two branches, ``u < t
 ``(t - lo) / (hi - lo)`` and ``u >= t`` with the rest, and narrows the interval on each. So a
 Bernoulli coin ``rng.random() < p`` and inverse-CDF sampling of a finite distribution are exact.
 Ties ``u == t`` have probability 0, so ``<`` and ``<=`` (``>`` and ``>=``) branch alike.
-Arithmetic on a lazy uniform (``u * 3``, ``math.log(u)``, ``float(u)``) is refused: its result
-would need the value, which is never drawn.
+Arithmetic on a lazy uniform (``u * 3``, ``np.log(u)``, ``int(u * k)``) is followed exactly, each
+comparison of the result mapped back to a threshold on ``u`` (see :mod:`dpverify.finite._lazy`);
+``float(u)`` (so ``math.log(u)``) is refused: it would need the value, which is never drawn.
 
 Where real code expects a generator. The exact rng is an instance of ``np.random.RandomState``, so
 ``random_state=rng`` passes scikit-learn's ``check_random_state`` (and diffprivlib's, built on it);
@@ -793,7 +794,9 @@ def _signature_text(signature: Signature | None) -> str:
         return "no draw (the run ended before it)"
     kind, count, probabilities, _ = signature
     if kind == "random":
-        return f"a comparison of rng.random() splitting its interval {float(probabilities[0]):.6g} : {float(1 - probabilities[0]):.6g}"
+        first = probabilities[0]
+        low, high = (first.lo, first.hi) if isinstance(first, Enclosure) else (first, first)  # an irrational split
+        return f"a comparison of rng.random() splitting its interval {float(low):.6g} : {float(1 - high):.6g}"
     how = "uniform" if probabilities is None else "weighted"
     return f"rng.{kind}(...) with {count} {how} outcomes"
 

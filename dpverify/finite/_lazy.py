@@ -1,14 +1,67 @@
-"""Lazy uniforms: ``rng.random()`` of the exact random source, never drawn.
+"""Lazy uniforms: ``rng.random()`` of the exact random source, never drawn, and exact arithmetic on them.
 
-A :class:`LazyUniform` is a uniform on ``[0, 1)`` known only by the interval its comparisons so far
-have left it in. Each comparison with a threshold inside that interval is a choice point of the
-run (see :mod:`dpverify.finite._exact_random`), with the exact probability of either side.
+The model. ``u = rng.random()`` is a *real* uniform on ``[0, 1)`` (not a float): ``P(u < t) = t``.
+It is known only by the interval ``[lo, hi)`` its comparisons so far have left it in; a comparison
+with a threshold inside that interval is a choice point of the run (see
+:mod:`dpverify.finite._exact_random`) with the exact probability of either side.
+
+A sampler may compute with it. A :class:`LazyValue` ``x = f(u)`` follows ``u`` through
+
+* affine maps with non-zero constants: ``x + c``, ``c - x``, ``c * x``, ``x / c``, ``-x``, and sums
+  and differences of values affine in the same ``u``;
+* ``np.log``, ``np.log2``, ``np.log10``, ``np.log1p``, ``np.exp``, ``np.exp2``, ``np.expm1``,
+  ``np.sqrt``, ``np.cbrt``, ``x ** p`` and ``np.power(x, p)`` for a constant ``p``, ``c ** x``;
+* piecewise monotone maps, split at their kink by a comparison with 0 (a choice point when ``x``
+  takes both signs on the current interval): ``abs``, ``np.abs``, ``np.sign`` (its result is the
+  constant ``±1.0`` of the branch), ``c / x``, ``np.reciprocal``, integer powers, ``np.square``;
+  and ``max``/``min``/``np.maximum``/``np.minimum``/``np.clip`` with constants (a comparison).
+
+Each map is strictly monotone where it is applied, so ``f`` is, and
+
+* a comparison ``x < c`` (``<=``, ``>``, ``>=``; elementwise with numpy arrays) is the comparison
+  ``u < f^-1(c)`` — ``u > f^-1(c)`` where ``f`` decreases — mapped back through the inverse maps
+  (:mod:`dpverify.finite._lazy_map`) to an exact point (:mod:`dpverify.finite._lazy_real`);
+  ``np.isclose(x, c, rtol, atol)`` is
+  ``|x - c| <= atol + rtol * |c|`` with that formula applied exactly (two comparisons);
+  ``x == c`` is False and ``x != c`` True, with probability 1;
+* ``math.floor``, ``math.ceil``, ``int``/``math.trunc``, ``round`` (half to even) and their numpy
+  forms (``np.floor``, ``np.ceil``, ``np.trunc``, ``np.rint``, ``np.round``, which return floats;
+  also ``round(x, n)``, ``x // c``, ``x % c``, ``divmod``) give the integer whose cell contains
+  ``x``, by comparisons with the cells' edges: bisection over a bounded range of integers, and over
+  a range unbounded on one side (``-log(u)`` near ``u = 0``) a chain ``x < a + 1``? else
+  ``x < a + 2``? ... from the bounded end, each link an ordinary two-branch choice point: an
+  unbounded range is an unbounded chain, which the enumeration must cut (by mass or depth).
+
+Numbers. Constants that are ints, Fractions, Decimals or sympy rationals are exact; a float
+constant is its exact binary value ``Fraction(c)``. A threshold on ``u`` is a Fraction when it is
+rational (affine maps of rationals, exact roots and powers), else an exact expression with
+certified enclosures, whose share of the interval is an
+:class:`~dpverify.finite._numbers.Enclosure`. A comparison whose threshold came through a float
+constant or is irrational is *inexact*: the distribution is then a float one.
+
+Not modelled: float rounding inside the arithmetic. ``u * c`` is the real product, ``np.log(x)``
+the real logarithm. A mechanism whose privacy depends on how floats round inside its arithmetic is
+checked as if it computed in real arithmetic: the engine's float error model covers the rounding
+of the result's *probabilities*, but a float-level leak of the kind Mironov (2012) shows for the
+textbook Laplace mechanism (outputs that only some inputs can produce, because of how the float
+noise rounds) is out of scope: check such code statistically with ``dpverify.estimate_sampler``.
+
+Refused with a :class:`~dpverify.errors.MechanismError` naming the operation and the fix:
+``float(x)`` — and so ``math.log(x)``, ``math.exp(x)``, ``math.sqrt(x)`` and the other ``math``
+functions, which call ``float(x)`` and cannot be told apart from it (the error says to use numpy's
+form, ``np.log(x)``, which is followed exactly); ``complex``, ``operator.index``, ``bool``; a map
+whose domain is violated on part of the current interval (``np.log``, ``np.sqrt`` or a fractional
+power of a value that can be negative there: compare it with 0 first); values of two different
+draws combined or compared (``u + v``); two values of one draw combined other than affinely; and a
+lazy value returned as the sampler's output (a real-valued output: check it statistically).
+
+Modules: this one holds the draw, comparisons and refusals; :mod:`dpverify.finite._lazy_arithmetic`
+the operators and integer-valued maps; :mod:`dpverify.finite._lazy_ufuncs` the numpy protocol.
 """
 
 from __future__ import annotations
 
 import math
-import operator
 import sys
 from collections.abc import Callable
 from fractions import Fraction
@@ -18,114 +71,171 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpverify.errors import InvalidArgument, MechanismError
-from dpverify.finite._numbers import WAYS_ON, _describe, _number
+from dpverify.finite._lazy_arithmetic import LazyArithmetic
+from dpverify.finite._lazy_map import IDENTITY, Map
+from dpverify.finite._lazy_real import MAX_PRECISION, Inseparable, Node, Point, enclosure, order, point_text, share
+from dpverify.finite._lazy_ufuncs import array_function, array_ufunc
+from dpverify.finite._numbers import WAYS_ON, Enclosure, _describe, _number
 
-__all__ = ["LazyUniform"]
+__all__ = ["LazyUniform", "LazyValue"]
 
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
-_COMPARISONS = {
-    "less": operator.lt, "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
-    "equal": operator.eq, "not_equal": operator.ne,
-}
+_FOLLOWED = (
+    "dpverify follows u exactly through comparisons with thresholds (u < p, u <= p, u > p, u >= p), monotone maps "
+    "(affine maps, np.log, np.exp, np.sqrt, powers, abs) and floor/ceil/int/round of them"
+)
 
 
-class LazyUniform:
-    """A uniform on [0, 1) from ``rng.random()``, never drawn: it only compares with thresholds.
+class LazyUniform(LazyArithmetic):
+    """A uniform ``u`` on [0, 1) from ``rng.random()``, never drawn (module docstring).
 
-    It lies in the interval ``[lo, hi)`` (exact Fractions, ``[0, 1)`` at first). ``u < t`` for a
-    threshold strictly inside is a choice point: True with probability ``(t - lo) / (hi - lo)``
-    (the interval becomes ``[lo, t)``), False with the rest (``[t, hi)``); outside the interval the
-    answer is certain and nothing branches. ``<=`` branches as ``<``, ``>`` and ``>=`` as their
-    negations (ties have probability 0), and ``u == t`` is False (probability 1). Thresholds are
-    ints, Fractions, Decimals, sympy rationals or floats (a float is its binary value and makes the
-    distribution a float one). Arithmetic, ``float(u)`` and comparing two lazy uniforms are refused.
+    ``u < t`` for a threshold strictly inside its interval ``[lo, hi)`` is a choice point: True
+    with probability ``(t - lo) / (hi - lo)`` (the interval becomes ``[lo, t)``), False with the
+    rest; outside the interval the answer is certain and nothing branches. ``<=`` branches as ``<``,
+    ``>`` and ``>=`` as their negations (ties have probability 0). Arithmetic gives a
+    :class:`LazyValue` (a subclass, so code that recognises a lazy uniform recognises values
+    computed from one).
     """
 
+    # u holds the state of its draw: the rng and its run, and the interval [_low, _high) (Fractions,
+    # or exact irrational points). A value computed from u (LazyValue) refers to u as its _draw.
     __slots__ = ("_rng", "_run", "_low", "_high", "_fresh", "__weakref__")
+    _map = IDENTITY  # u itself (a LazyValue has its own)
+    _inexact = False
+    _low: Point
+    _high: Point
 
     def __init__(self, rng: Any) -> None:  # the ExactRandom of the run
         self._rng, self._run = rng, rng._run
-        self._low, self._high = _ZERO, _ONE
-        self._fresh = True  # still [0, 1)
+        self._low, self._high, self._fresh = _ZERO, _ONE, True  # still [0, 1)
 
     @property
-    def interval(self) -> tuple[Fraction, Fraction]:
-        """``(lo, hi)``: what the comparisons so far have told about the uniform (``lo <= u < hi``)."""
-        return self._low, self._high
+    def _draw(self) -> LazyUniform:
+        """The uniform whose interval this value's comparisons narrow: u itself."""
+        return self
+
+    @property
+    def interval(self) -> tuple[Fraction | Enclosure, Fraction | Enclosure]:
+        """``(lo, hi)``: what the comparisons so far have told about the uniform (``lo <= u < hi``);
+        an irrational end as an Enclosure."""
+        return _known(self._draw._low), _known(self._draw._high)
 
     def __repr__(self) -> str:
-        return f"LazyUniform(in [{self._low}, {self._high}))"
+        return f"LazyUniform(in [{point_text(self._draw._low)}, {point_text(self._draw._high)}))"
 
-    def _below(self, threshold: Any) -> bool | Any:
-        """Whether ``u < threshold`` on this run's branch (NotImplemented for a non-number)."""
-        rng = self._rng
-        kind = type(threshold)
-        if kind is Fraction or kind is int:  # the fast paths: exact thresholds and floats
-            t, inexact = threshold, False
-        elif kind is float and math.isfinite(threshold):
-            t, inexact = Fraction(threshold), True
+    def _name(self, parenthesise: bool = False) -> str:
+        text = self._map.describe("u")
+        return f"({text})" if parenthesise and " " in text else text
+
+    def _derive(self, mapping: Map, inexact: bool) -> LazyValue:
+        value = object.__new__(LazyValue)
+        value._draw, value._map, value._inexact = self._draw, mapping, inexact
+        return value
+
+    # -- comparisons -------------------------------------------------------------------------
+
+    def _below(self, other: Any) -> bool | Any:
+        """Whether ``x < other`` on this run's branch (NotImplemented for a non-number)."""
+        kind = type(other)
+        if kind is Fraction:  # the fast paths: exact thresholds and floats
+            value, inexact = other, False
+        elif kind is int:
+            value, inexact = Fraction(other), False
+        elif kind is float and math.isfinite(other):
+            value, inexact = Fraction(other), True
         else:
-            read = self._threshold(threshold)
+            read = self._read(other, "{x} < {c}", comparison=True)
             if read is NotImplemented or isinstance(read, bool):
-                return read
-            t, inexact = read
-        if rng._run != self._run or not rng._active:
+                return read  # x < inf, x < -inf: the same for every map
+            if isinstance(read, LazyUniform):
+                return self._below_lazy(read)
+            value, inexact = read
+        if self._map is not IDENTITY:
+            return self._below_value(value, inexact)
+        if not self._fresh or self._rng._run != self._run or not self._rng._active:
+            return self._u_below(value, inexact or self._inexact)
+        if value.numerator <= 0:  # the fast path of a coin, u < p on [0, 1) (as _u_below does it)
+            return False
+        if value.numerator >= value.denominator:
+            return True
+        self._fresh = False
+        if self._rng._choose("random", 2, (value,), inexact) == 0:
+            self._high = value
+            return True
+        self._low = value
+        return False
+
+    def _below_value(self, value: Fraction, inexact: bool) -> bool:
+        mapping = self._map
+        if not mapping.steps:
+            return self._u_below(value, inexact or self._inexact)
+        below = self._u_below(self._guarded(mapping.inverse, value), inexact or self._inexact)
+        return below if mapping.increasing else not below
+
+    def _u_below(self, threshold: Point, inexact: bool) -> bool:
+        """Whether ``u < threshold``: certain outside the interval, else a choice point."""
+        draw = self._draw
+        rng = draw._rng
+        if rng._run != draw._run or not rng._active:
             rng._abort(MechanismError(
                 f"a lazy uniform of rng.random() was compared after the run of the sampler {rng._name} that drew it; "
                 "lazy uniforms are only valid during the call that drew them (do not keep them between calls).",
                 dataset=rng._dataset,
             ))
-        if self._fresh:  # [0, 1): the share below t is t itself
-            if kind is int:
-                return t > 0
-            if t.numerator <= 0:
+        low, high = draw._low, draw._high
+        part: Fraction | Enclosure
+        if type(threshold) is Fraction and draw._fresh:  # [0, 1): the share below t is t itself
+            if threshold.numerator <= 0:
                 return False
-            if t.numerator >= t.denominator:
+            if threshold.numerator >= threshold.denominator:
                 return True
-            share = t
-            self._fresh = False
+            part = threshold
+        elif type(threshold) is Fraction and type(low) is Fraction and type(high) is Fraction:
+            if threshold <= low:
+                return False
+            if threshold >= high:
+                return True
+            part = (threshold - low) / (high - low)
         else:
-            low, high = self._low, self._high
-            if t <= low:
-                return False
-            if t >= high:
-                return True
-            share = (t - low) / (high - low)
-        if rng._choose("random", 2, (share,), inexact) == 0:
-            self._high = t
+            try:
+                if order(threshold, low) <= 0:
+                    return False
+                if order(threshold, high) >= 0:
+                    return True
+                part = share(threshold, low, high)
+            except Inseparable as error:
+                self._inseparable(error)
+            inexact = inexact or isinstance(part, Enclosure)
+        draw._fresh = False
+        if rng._choose("random", 2, (part,), inexact) == 0:
+            draw._high = threshold
             return True
-        self._low = t
+        draw._low = threshold
         return False
 
-    def _threshold(self, threshold: Any) -> Any:
-        """A threshold that is not an int, Fraction or finite float: ``(t, inexact)``, the answer for an
-        infinite one, or NotImplemented for a non-number (numpy arrays compare elementwise)."""
-        rng = self._rng
-        if isinstance(threshold, LazyUniform):
-            self._refuse("compared two lazy uniforms (u < v)", "the pair is not an interval of one uniform")
-        basic: Any = getattr(sys.modules.get("sympy"), "Basic", ())
-        if isinstance(threshold, np.ndarray) or not (
-            isinstance(threshold, (Real, np.generic, basic)) or type(threshold).__name__ == "Decimal"
-        ):
-            return NotImplemented
-        if isinstance(threshold, (float, np.floating)):
-            if math.isnan(threshold):
-                rng._abort(MechanismError(
-                    f"the sampler {rng._name} compared a lazy uniform with nan; compare it with a number in [0, 1].",
-                    dataset=rng._dataset,
-                ))
-            if math.isinf(threshold):
-                return bool(threshold > 0)
-        try:
-            return _number("a comparison of rng.random()", "threshold", threshold)
-        except InvalidArgument as error:
-            rng._abort(MechanismError(str(error), dataset=rng._dataset))
+    def _below_lazy(self, other: LazyUniform) -> bool:
+        if other._draw is not self._draw:
+            self._refuse("compared two lazy uniforms of different draws of rng.random() (u < v)", "the pair is not an interval of one uniform")
+        difference = self._combine(other, -1, "<")
+        return difference._below_value(_ZERO, False) if isinstance(difference, LazyUniform) else difference < 0
+
+    def _within(self, center: Any, rtol: Any, atol: Any) -> bool:
+        """``np.isclose(x, center, rtol, atol)``: ``|x - center| <= atol + rtol * |center|``, exactly."""
+        if isinstance(center, (float, np.floating)) and not math.isfinite(center):
+            return False  # numpy: never close to inf or nan (x is finite, and never nan)
+        reads = [self._read(v, f"np.isclose({{x}}, {symbol})") for v, symbol in ((center, "{c}"), (rtol, "rtol={c}"), (atol, "atol={c}"))]
+        if any(read is NotImplemented or isinstance(read, LazyUniform) for read in reads):
+            self._refuse(f"called np.isclose({self._name()}, {_describe(center)}, rtol={_describe(rtol)}, atol={_describe(atol)})",
+                         "rtol and atol must be numbers")
+        (value, first), (relative, second), (absolute, third) = reads
+        tolerance, inexact = absolute + relative * abs(value), first or second or third
+        return not self._below_value(value - tolerance, inexact) and self._below_value(value + tolerance, inexact)
 
     def __lt__(self, other: Any) -> Any:
         return self._below(other)
 
-    __le__ = __lt__  # P(u == t) = 0
+    __le__ = __lt__  # P(x == t) = 0
 
     def __gt__(self, other: Any) -> Any:
         below = self._below(other)
@@ -136,8 +246,13 @@ class LazyUniform:
     def __eq__(self, other: Any) -> Any:
         if other is self:
             return True
-        if isinstance(other, (LazyUniform, Real, np.generic)):
-            return False  # a uniform equals a given number with probability 0
+        if isinstance(other, LazyUniform):
+            if other._draw is not self._draw:
+                return False  # two independent uniforms meet with probability 0
+            difference = self._combine(other, -1, "==")
+            return not isinstance(difference, LazyUniform) and difference == 0
+        if isinstance(other, (Real, np.generic)):
+            return False  # a strictly monotone f(u) equals a given number with probability 0
         return NotImplemented
 
     def __ne__(self, other: Any) -> Any:
@@ -145,58 +260,122 @@ class LazyUniform:
         return equal if equal is NotImplemented else not equal
 
     def __hash__(self) -> int:
-        return id(self)
+        return hash((id(self._draw), self._map))
 
-    def __getattr__(self, name: str) -> Any:  # numpy.log on an object array calls each element's .log()
-        if not name.startswith("_") and isinstance(getattr(np, name, None), np.ufunc):
-            self._refuse(f"called numpy.{name} on u", None)
-        raise AttributeError(f"'LazyUniform' object has no attribute {name!r}")
+    # -- refusals --------------------------------------------------------------------------------
 
-    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        compare = _COMPARISONS.get(ufunc.__name__)
-        if compare is None or method != "__call__" or kwargs:
-            self._refuse(f"called numpy.{ufunc.__name__} on u", None)
-        operands = []
-        for operand in inputs:
-            if isinstance(operand, LazyUniform):
-                boxed = np.empty((), dtype=object)
-                boxed[()] = operand
-                operand = boxed
-            operands.append(np.asarray(operand).astype(object))
-        make_ufunc: Any = np.frompyfunc  # numpy's stubs type it by the number of outputs
-        elementwise = make_ufunc(lambda a, b: bool(compare(a, b)), 2, 1)
-        result = elementwise(*operands)
-        result = np.asarray(result, dtype=bool)
-        return bool(result) if result.ndim == 0 else result
+    def _read(self, value: Any, symbol: str, comparison: bool = False) -> Any:
+        """The operand ``c`` of ``symbol`` (``"{x} + {c}"``): a number as ``(Fraction, inexact)``, a
+        lazy value as itself, NotImplemented for anything else (numpy arrays work elementwise); in a
+        comparison ``±inf`` as the answer of ``x < c``, in arithmetic refused, as nan is."""
+        rng = self._draw._rng
+        if isinstance(value, LazyUniform):
+            return value
+        basic: Any = getattr(sys.modules.get("sympy"), "Basic", ())
+        if isinstance(value, np.ndarray) or not (
+            isinstance(value, (Real, np.generic, basic)) or type(value).__name__ == "Decimal"
+        ):
+            return NotImplemented
+        if isinstance(value, (float, np.floating)):
+            if math.isnan(value):
+                rng._abort(MechanismError(
+                    f"the sampler {rng._name} computed {symbol.format(x=self._name(True), c='nan')}, where u is a lazy "
+                    "uniform of rng.random(); use a number (nan compares False with everything: test for nan first).",
+                    dataset=rng._dataset,
+                ))
+            if math.isinf(value):
+                if not comparison:
+                    self._refuse(f"computed {symbol.format(x=self._name(True), c=value)}", "an infinite constant gives no real value")
+                return bool(value > 0)
+        try:
+            return _number("a lazy uniform of rng.random()", "the constant", value)
+        except InvalidArgument as error:
+            rng._abort(MechanismError(str(error), dataset=rng._dataset))
+
+    def _guarded(self, function: Callable[[Point], Point], point: Point) -> Point:
+        try:
+            return function(point)
+        except Inseparable as error:
+            self._inseparable(error)
+
+    def _inseparable(self, error: Inseparable) -> NoReturn:
+        self._refuse(
+            f"compared {self._name()} with a threshold whose place in the interval of u is undecided: the numbers {error} "
+            f"agree to {MAX_PRECISION} bits",
+            "they may be one number written in two ways (np.exp(u) < 2 and np.exp(2 * u) < 4 meet log(2) and log(4)/2: write "
+            "the comparisons in one form), or differ by less than that precision resolves",
+        )
 
     def _refuse(self, operation: str, why: str | None) -> NoReturn:
-        rng = self._rng
+        rng = self._draw._rng
         rng._abort(MechanismError(
             f"the sampler {rng._name} {operation}, where u is a lazy uniform of rng.random(); "
-            f"{why or 'the result would need the value of u, which dpverify never draws'}. A lazy uniform "
-            "only compares with exact thresholds: u < p, u <= p, u > p, u >= p (an inverse CDF is a chain of such "
-            "comparisons). For an integer draw use rng.integers(n) instead of int(u * n); for continuous noise: "
-            f"{WAYS_ON[len('Two ways on: '):]}",
+            f"{why or 'the result would need the value of u, which dpverify never draws'}. {_FOLLOWED}; a real-valued "
+            f"output is refused. For continuous noise: {WAYS_ON[len('Two ways on: '):]}",
             dataset=rng._dataset,
         ))
         raise AssertionError("rng._abort returns only by raising")
 
+    def _returned_error(self, sampler: str, dataset: Any) -> MechanismError:
+        """The error for a sampler that returned this value (raised by from_sampler's output check)."""
+        what = "a lazy uniform of rng.random()" if not self._map.steps else (
+            f"{self._name()}, a real number computed from a lazy uniform u of rng.random(),")
+        return MechanismError(
+            f"the sampler {sampler} returned {what} on dataset {dataset!r}; its value is never drawn, and the exact mode "
+            "covers outputs with finitely many values. Return the outcome of comparisons (e.g. rng.random() < p) or an "
+            "integer of it (int, floor, round), draw integers with rng.integers, or check a real-valued output (continuous "
+            "noise, a Laplace sample) statistically with dpverify.estimate_sampler.",
+            dataset=dataset,
+        )
 
-def _refused_operation(symbol: str) -> Callable[..., Any]:
+    def __getattr__(self, name: str) -> Any:  # numpy calls element methods on object arrays (np.sin: .sin())
+        if not name.startswith("_") and isinstance(getattr(np, name, None), np.ufunc):
+            self._refuse(f"called numpy.{name} on {self._name()}", "it is not one of the maps dpverify follows")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        return array_ufunc(self, LazyUniform, ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, function: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return array_function(self, LazyUniform, function, args, kwargs)
+
+
+class LazyValue(LazyUniform):
+    """``x = f(u)``: a real number computed from a lazy uniform ``u`` by maps dpverify follows
+    exactly (module docstring). It compares, rounds and computes as the uniform does, each
+    comparison mapped back to a threshold on ``u``."""
+
+    __slots__ = ("_draw", "_map", "_inexact")
+    _draw: LazyUniform
+
+    def __init__(self) -> None:
+        raise TypeError("a LazyValue comes from arithmetic on rng.random(), not from its constructor")
+
+    def __repr__(self) -> str:
+        return f"LazyValue({self._name()}, u in [{point_text(self._draw._low)}, {point_text(self._draw._high)}))"
+
+
+
+def _known(point: Point) -> Fraction | Enclosure:
+    return enclosure(point) if isinstance(point, Node) else point  # type: ignore[return-value]
+
+
+
+def _refused(symbol: str, why: str) -> Callable[..., Any]:
     def refused(self: LazyUniform, *args: Any) -> Any:
-        self._refuse("computed " + symbol.format(*(_describe(a) for a in args)), None)
+        self._refuse("computed " + symbol.format(x=self._name()), why)
 
     return refused
 
 
-for _method, _symbol in {
-    "__add__": "u + {0}", "__radd__": "{0} + u", "__sub__": "u - {0}", "__rsub__": "{0} - u",
-    "__mul__": "u * {0}", "__rmul__": "{0} * u", "__truediv__": "u / {0}", "__rtruediv__": "{0} / u",
-    "__floordiv__": "u // {0}", "__rfloordiv__": "{0} // u", "__mod__": "u % {0}", "__rmod__": "{0} % u",
-    "__divmod__": "divmod(u, {0})", "__rdivmod__": "divmod({0}, u)", "__pow__": "u ** {0}", "__rpow__": "{0} ** u",
-    "__neg__": "-u", "__pos__": "+u", "__abs__": "abs(u)", "__float__": "float(u) (math.log(u) and the other math "
-    "functions call it)", "__int__": "int(u)", "__index__": "u as an index", "__complex__": "complex(u)",
-    "__round__": "round(u)", "__trunc__": "math.trunc(u)", "__floor__": "math.floor(u)", "__ceil__": "math.ceil(u)",
-    "__bool__": "bool(u) (an if on u itself rather than on a comparison)",
+for _method, (_symbol, _why) in {
+    "__float__": (
+        "float({x}) (math.log, math.exp, math.sqrt and the other math functions call it)",
+        "its value is never drawn. Use numpy's functions (np.log(x), np.exp(x), np.sqrt(x), ...), which dpverify "
+        "follows exactly, math.floor/math.ceil/int/round, or compare x with thresholds",
+    ),
+    "__complex__": ("complex({x})", "its value is never drawn"),
+    "__index__": ("{x} as an index", "its value is never drawn; use int(x) for its integer part"),
+    "__bool__": ("bool({x}) (an if on the value itself rather than on a comparison)", "compare it with a threshold (if x < p: ...)"),
 }.items():
-    setattr(LazyUniform, _method, _refused_operation(_symbol))
+    setattr(LazyUniform, _method, _refused(_symbol, _why))

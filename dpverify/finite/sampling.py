@@ -621,13 +621,8 @@ def _convert(value: Any, name: str, dataset: Any) -> Any:
         return value.item()
     if isinstance(value, np.ndarray):
         return _convert(value.tolist(), name, dataset)
-    if isinstance(value, LazyUniform):
-        raise MechanismError(
-            f"the sampler {name} returned a lazy uniform of rng.random() on dataset {dataset!r}; its value is never "
-            "drawn. Return the outcome of comparisons instead (e.g. rng.random() < p), or draw integers with "
-            "rng.integers.",
-            dataset=dataset,
-        )
+    if isinstance(value, LazyUniform):  # the uniform itself or a value computed from it (a LazyValue)
+        raise value._returned_error(name, dataset)
     if isinstance(value, Distribution) or (hasattr(value, "items") and hasattr(value, "keys")):
         raise MechanismError(
             f"the sampler {name} returned a mapping on dataset {dataset!r}; a sampler returns one output, and "
