@@ -145,20 +145,29 @@ def from_sampler(
       counts=None)``; ``shuffle(x)``; ``getrandbits(k)``; ``binomialvariate(n=1, p=0.5)``. Python's
       inclusive ``randint(a, b)`` is on ``rng.python``, the rng as a ``random.SystemRandom``.
 
+    * draws with infinitely many outcomes, with ``tail > 0``: ``geometric(p)``, ``poisson(lam)``,
+      ``negative_binomial(n, p)`` (integer ``n``), explored by mass (module docstring).
+
     ``random()`` returns a *lazy uniform* (``random(size=k)`` an object array of them): it compares
     with thresholds (``u < p``, ``<=``, ``>``, ``>=``; elementwise on arrays, giving bool arrays),
     each comparison branching with the exact probability of the part of its interval below ``p``,
-    so coins (``rng.random() < p``) and inverse-CDF sampling of finite distributions are exact. No
-    arithmetic on it (``u * 3``, ``math.log(u)``, ``float(u)``) and no monotone maps: compare the
-    uniform itself with the transformed thresholds, or draw integers with ``rng.integers``.
+    so coins (``rng.random() < p``) and inverse-CDF sampling of finite distributions are exact.
+    Arithmetic on it is followed exactly (:mod:`dpverify.finite._lazy`): affine maps, ``np.log``,
+    ``np.exp``, ``np.sqrt``, powers and the other monotone maps, ``abs``/``np.sign`` split at 0,
+    ``int``/``np.floor``/``np.round`` (one branch per integer), ``np.isclose``; each comparison maps
+    back to a threshold on ``u``, a Fraction when rational, else a certified enclosure. The model:
+    ``u`` is a real uniform on [0, 1), float constants are their exact binary values, and rounding
+    *inside* the arithmetic is not modelled (a float-level leak needs ``estimate_sampler``). What
+    needs the value itself is refused: ``float(u)`` (so ``math.log(u)``: use ``np.log(u)``), and a
+    real number returned as the output (a Laplace sample: ``estimate_sampler``).
 
-    Refused with a :class:`~dpverify.errors.MechanismError` naming the call: draws with infinitely
-    many outcomes (``normal``, ``laplace``, ``exponential``, ``uniform``, ``gamma``, ``gauss``,
-    ``poisson``, ``geometric`` and the rest), seeding and state, arithmetic on lazy uniforms. Two
-    ways on: the exact noise programs of ``mechanisms/`` (``dpverify.mechanisms.noise``) or statistical
-    checking with ``dpverify.estimate_sampler``. Any other attribute of ``rng`` raises an
-    AttributeError listing the supported calls (``hasattr`` works; a call to it is reported as a
-    MechanismError). A refusal cannot be swallowed by the sampler's own ``except Exception``.
+    Refused with a :class:`~dpverify.errors.MechanismError` naming the call: continuous draws
+    (``normal``, ``laplace``, ``exponential``, ``uniform``, ``gamma``, ``gauss`` and the rest),
+    ``logseries``, ``zipf``, seeding and state. Two ways on: the exact noise programs of
+    ``mechanisms/`` (``dpverify.mechanisms.noise``) or statistical checking with
+    ``dpverify.estimate_sampler``. Any other attribute of ``rng`` raises an AttributeError listing
+    the supported calls (``hasattr`` works; a call to it is reported as a MechanismError). A refusal
+    cannot be swallowed by the sampler's own ``except Exception``.
 
     Probabilities stay exact: ``p``/``weights`` and thresholds that are ints, Fractions, Decimals or
     sympy rationals give Fractions (exact ``p`` must sum to exactly 1; ``weights`` are relative).

@@ -218,7 +218,7 @@ class PairCertificate:
             values their error model allows fall on both sides of the claim (``holds`` is then
             True: the claim holds within rounding).
         output_set: the witness set ``S`` (outcomes whose term is proved positive; for a pair
-            within rounding the outcomes whose nominal term is positive).
+            within rounding the outcomes whose term the allowed rounding can make positive).
         p_mass, q_mass: ``P(S)``, ``Q(S)`` (exact where the inputs were exact).
         excess_low: a certified lower bound of ``P(S) - e^eps Q(S) - delta`` (as a float).
     """
@@ -268,13 +268,14 @@ def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_err
             upper = iv.mpf(0)  # largest admissible hockey-stick value (upper bound)
             lower = iv.mpf(0)  # smallest admissible hockey-stick value (lower bound)
             lower_hi = iv.mpf(0)  # an upper bound of the smallest admissible value
-            violated, nominal = [], []
+            violated, nominal, reachable = [], [], []
             for o in outcomes:
                 pv, qv = to_interval(p[o], digits), factor * to_interval(q.get(o, 0), digits)
                 high = pv * (1 + rp) - qv * (1 - rq)
                 low = pv * (1 - rp) - qv * (1 + rq)
                 if high.b > 0:
                     upper += iv.mpf(high.b)
+                    reachable.append(o)
                 if low.a > 0:
                     lower += iv.mpf(low.a)
                     violated.append(o)
@@ -287,8 +288,10 @@ def _certify_with_errors(p: Mapping, q: Mapping, epsilon: Any, delta: Any, p_err
             if lower.a > bound.b:
                 return PairCertificate(False, frozenset(violated), *_masses(p, q, violated), _low(lower.a - bound.b))
             if lower_hi.b <= bound.a:
-                # Not violated beyond rounding, and (upper.b > delta) not proved beyond it either.
-                return PairCertificate(True, frozenset(nominal), *_masses(p, q, nominal), _low(lower.a - bound.b), True)
+                # Not violated beyond rounding, and (upper.b > delta) not proved beyond it either. The
+                # witness set: the outcomes whose term rounding could make positive (the nominal ones
+                # may be none, at an exact tie such as P(o) = e^eps Q(o) in binary).
+                return PairCertificate(True, frozenset(reachable), *_masses(p, q, reachable), _low(lower.a - bound.b), True)
         return PairCertificate(None, frozenset(violated), *_masses(p, q, violated), _low(lower.a - bound.b))
 
 
