@@ -325,16 +325,16 @@ class ExactRandom(LegacyDraws, np.random.RandomState):
         if probabilities is None:
             self._denominator *= count
         else:
-            chosen = probabilities[index] if len(probabilities) == count else probabilities[0]
-            if type(chosen) is Enclosure:
-                low, high = (chosen.lo, chosen.hi) if len(probabilities) == count or index == 0 else (1 - chosen.hi, 1 - chosen.lo)
+            whole = len(probabilities) == count
+            chosen = probabilities[index] if whole else probabilities[0]
+            if type(chosen) is Fraction:
+                numerator, denominator = chosen.as_integer_ratio()
+                # a coin is given by the probability of its first branch
+                self._numerator *= numerator if whole or index == 0 else denominator - numerator
+                self._denominator *= denominator
+            else:  # an Enclosure
+                low, high = (chosen.lo, chosen.hi) if whole or index == 0 else (1 - chosen.hi, 1 - chosen.lo)
                 self._enclose(low, high)
-            elif len(probabilities) == count:
-                self._numerator *= chosen.numerator
-                self._denominator *= chosen.denominator
-            else:  # a coin given by the probability of its first branch
-                self._numerator *= chosen.numerator if index == 0 else chosen.denominator - chosen.numerator
-                self._denominator *= chosen.denominator
         if inexact:
             self._inexact = True
         cutoff = self._cutoff

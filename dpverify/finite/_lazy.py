@@ -232,10 +232,8 @@ class LazyUniform(LazyArithmetic):
         tolerance, inexact = absolute + relative * abs(value), first or second or third
         return not self._below_value(value - tolerance, inexact) and self._below_value(value + tolerance, inexact)
 
-    def __lt__(self, other: Any) -> Any:
-        return self._below(other)
-
-    __le__ = __lt__  # P(x == t) = 0
+    __lt__ = _below  # (no extra call: coins are the hot path of most samplers)
+    __le__ = _below  # P(x == t) = 0
 
     def __gt__(self, other: Any) -> Any:
         below = self._below(other)
