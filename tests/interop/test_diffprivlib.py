@@ -47,6 +47,10 @@ RELATIVE = 1e-12  # dpverify's float probabilities against the closed form
 EPSILON_RELATIVE = 1e-9
 
 
+#: The tail of the mutants' enumerations (their violations are certified on explored paths).
+MUTANT_TAIL = 1e-4
+
+
 def _mechanism(case: Case, sampler: Any = None) -> Any:
     options = {} if case.tail is None else {"tail": case.tail}
     return dpverify.from_sampler(sampler or case.sampler, **options)
@@ -121,7 +125,11 @@ def test_the_mutant_with_twice_the_parameter_is_violated(case):
     # claim 0.2), PermuteAndFlip 0.2875, GeometricTruncated / Geometric 0.5568, GeometricFolded
     # 0.4767, Staircase 0.4527 -- each far above the claimed delta (0, or 1e-9 with a tail).
     doubled = 2 * case.value
-    mutant = _mechanism(case, samplers.constructed_with(case.sampler, **{case.parameter: doubled}))
+    # a violation is found on explored paths alone: a coarser tail suffices (PermuteAndFlip at twice
+    # its epsilon runs 86,623 paths on (0, 0, 0) alone at tail 1e-12, 18,987 on all 27 datasets at 1e-4)
+    tail = None if case.tail is None else MUTANT_TAIL
+    mutant = dpverify.from_sampler(samplers.constructed_with(case.sampler, **{case.parameter: doubled}),
+                                   **({} if tail is None else {"tail": tail}))
     result = _verify(case, mutant)
     assert result.verdict is Verdict.VIOLATED
     witness = result.witness
@@ -130,7 +138,7 @@ def test_the_mutant_with_twice_the_parameter_is_violated(case):
     assert len(witness.dataset) == len(witness.neighbor) == case.n and len(differing) == 1
     closed_p = sum(float(case.distribution(tuple(witness.dataset), mutant=True).get(o, 0)) for o in witness.output_set)
     closed_q = sum(float(case.distribution(tuple(witness.neighbor), mutant=True).get(o, 0)) for o in witness.output_set)
-    slack = 0.0 if case.tail is None else case.tail  # explored masses may fall short by the unexplored mass
+    slack = 0.0 if tail is None else tail  # explored masses may fall short by the unexplored mass
     assert abs(_mass(witness.p) - closed_p) <= RELATIVE * closed_p + slack
     assert abs(_mass(witness.q) - closed_q) <= RELATIVE * closed_q + slack
     # and the witness is a real violation of the claim under the closed form too
