@@ -74,7 +74,7 @@ def call_mechanism(mechanism: Any, dataset: tuple, method: str | None = None) ->
     """``mechanism(dataset)`` (or ``mechanism.<method>(dataset)``) validated as a
     :class:`Distribution`; an exception inside the mechanism becomes a :class:`MechanismError`
     naming the dataset (the original chained), and a draw from Python's or numpy's global
-    generator (seen on two calls in a row) a :class:`NondeterministicMechanism`: never a verdict."""
+    generator (seen on every one of repeated calls) a :class:`NondeterministicMechanism`: never a verdict."""
     called = _name(mechanism) if method is None else f"{_name(mechanism)}.{method}"
     function = mechanism if method is None else getattr(mechanism, method)
     value = run_unchanged(

@@ -34,6 +34,8 @@ import ctypes
 import functools
 import random
 import struct
+import threading
+import time
 from array import array
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -75,19 +77,33 @@ def _differences(before: tuple, after: tuple) -> list[str]:
     return [name for name, old, new in ((PYTHON, before[0], after[0]), (NUMPY, before[1], after[1])) if old != new]
 
 
+#: Runs a call gets before a moved generator is blamed on it: in a process with one thread a draw seen
+#: twice in a row is the call's; with other threads alive (a Dask worker's event loop draws from
+#: ``random``), one of them may have drawn, so the call must move a generator on every one of more runs.
+_RUNS_ALONE, _RUNS_SHARED = 2, 6
+
+
 def run_unchanged(call: Callable[[], Result], error: Callable[[list[str]], DpverifyError], *,
                   full: bool = False) -> Result:
-    """``call()`` with the global states compared around it; a changed state runs it once more.
+    """``call()`` with the global states compared around it; a changed state runs it again.
 
-    Returns the result of a run during which neither generator moved. When the second run moves
-    one too, raises ``error(names of the generators it moved)`` -- also when the call raised after
-    drawing (that exception chained): the draw, not what followed from it, is the fault.
+    Returns the result of a run during which neither generator moved. When every run moves one --
+    two runs in a process with one thread, six while other threads are alive (they may draw too:
+    a Dask worker's event loop does), with a pause growing by a millisecond between runs -- raises
+    ``error(names of the generators the last run moved)``, also when the call raised after drawing
+    (that exception chained): the draw, not what followed from it, is the fault. A mechanism that
+    draws moves a generator on every run, so it is refused whatever the threads do.
 
-    The first run is read with ``full``, the second always in full: a first run that drew a pair of
+    The first run is read with ``full``, later ones always in full: a first run that drew a pair of
     numpy Gaussians leaves the second to take the cached one without moving the twister, and only
     the full reading sees that (else code reading one Gaussian a call would pass every call).
     """
-    for reading in (full, True):
+    runs = _RUNS_ALONE if threading.active_count() == 1 else _RUNS_SHARED
+    for attempt in range(runs):
+        reading = full if attempt == 0 else True
+        last = attempt == runs - 1
+        if attempt > 1:
+            time.sleep(0.001 * (attempt - 1))
         before = global_states(full=reading)
         try:
             result = call()
@@ -97,15 +113,15 @@ def run_unchanged(call: Callable[[], Result], error: Callable[[list[str]], Dpver
             used = changed_generators(before)
             if not used:
                 raise
-            if reading is True:
+            if last:
                 raise error(used) from failure
             continue
         after = global_states(full=reading)
         if after == before:
             return result
-        if reading is True:
+        if last:
             raise error(_differences(before, after))
-    raise AssertionError("unreachable: the second run returns or raises")
+    raise AssertionError("unreachable: the last run returns or raises")
 
 
 def call_unchanged(function: Callable[[Any], Result], dataset: Any, *, what: str) -> Result:
@@ -119,7 +135,7 @@ def drew_error(what: str, where: str, used: list[str], *, dataset: Any) -> Nonde
     """The error for a distribution-returning mechanism (``what``, e.g. "the mechanism f") that drew
     from the global generators ``used`` while computing ``where`` (e.g. "dataset (0, 1)")."""
     return NondeterministicMechanism(
-        f"{what} drew from {' and '.join(used)} on {where} (on two calls in a row). No verdict was given: a mechanism "
+        f"{what} drew from {' and '.join(used)} on {where} (on every one of repeated calls). No verdict was given: a mechanism "
         "must return its exact output distribution, a function of the dataset alone, and one that draws returns "
         "a sample (or picks one of several distributions at random), so a verdict on it would be a verdict on one "
         "draw. Draw no random numbers in it: compute each outcome's exact probability (a random choice between "

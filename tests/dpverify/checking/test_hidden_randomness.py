@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import random
 import secrets
+import threading
 from fractions import Fraction
 
 import numpy as np
@@ -107,7 +108,7 @@ def test_a_mechanism_reading_a_global_generator_is_refused(draw, cached_gaussian
         verify(mechanism, records=(0, 1), n=1, epsilon=1.2)
     message = str(caught.value)
     assert f"the mechanism {mechanism.__name__} drew from {generator} on dataset (" in message
-    assert "(on two calls in a row)" in message
+    assert "(on every one of repeated calls)" in message
     assert "No verdict was given" in message
     assert "dpverify.from_sampler(sampler)" in message  # the fix for sampling code
     assert caught.value.dataset in {(0,), (1,)}
@@ -440,3 +441,41 @@ def test_check_estimate_exits_three_on_a_sampler_that_draws_elsewhere(sampler, c
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith(f"dpverify: no verdict: the mechanism failed: NondeterministicMechanism: the sampler {sampler}")
+
+
+# -- other threads ------------------------------------------------------------------------------
+
+
+def _with_a_second_thread(run):
+    """``run()`` while another thread is alive (as in a Dask worker, whose event loop draws)."""
+    stop = threading.Event()
+    keeper = threading.Thread(target=stop.wait)
+    keeper.start()
+    try:
+        return run()
+    finally:
+        stop.set()
+        keeper.join()
+
+
+def test_draws_of_another_thread_are_not_blamed_on_the_mechanism():
+    calls = []
+
+    def honest(dataset):  # draws nothing, but another thread draws during its first three calls
+        calls.append(dataset)
+        if len(calls) <= 3:
+            other = threading.Thread(target=random.random)
+            other.start()
+            other.join()
+        return {0: 1}
+
+    result = _with_a_second_thread(lambda: dpverify.verify(honest, records=[0, 1], n=1, epsilon=0))
+    assert result.holds and len(calls) > 3  # retried past the three disturbed calls
+
+
+def test_a_drawing_mechanism_is_refused_with_other_threads_alive():
+    def drawing(dataset):
+        return {0: 1} if random.random() < 2 else {1: 1}  # draws, though its answer does not depend on it
+
+    with pytest.raises(NondeterministicMechanism, match="Python's global random generator"):
+        _with_a_second_thread(lambda: dpverify.verify(drawing, records=[0, 1], n=1, epsilon=0))
