@@ -492,7 +492,7 @@ class SamplerMechanism:
             subtrees = suspended
         for path in search.replays:
             self._replay(rng, dataset, path)
-        if search.paths == 1 and not search.replays[0].indices:
+        if search.paths == 1 and search.replays and not search.replays[0].indices:
             self._replay_zero_draws(rng, dataset, search.replays[0])
         return search.result(unexplored)
 
