@@ -33,14 +33,12 @@ comparison (``>=`` or ``>``) is :mod:`dpverify.mechanisms.sparse_vector`'s; here
 the integer threshold of :func:`threshold_segment`.
 
 :class:`~dpverify.mechanisms.noisy_max.ReportNoisyMax` (``noise="geometric"``) and
-:class:`~dpverify.mechanisms.sparse_vector.SparseVector` (``noise="geometric"``) use this module;
-``GeometricNoisyMax`` is a deprecated alias of the former.
+:class:`~dpverify.mechanisms.sparse_vector.SparseVector` (``noise="geometric"``) use this module.
 """
 
 from __future__ import annotations
 
 import bisect
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
@@ -543,23 +541,6 @@ def threshold_segment(key: tuple[tuple[int, bool, int], ...], m_threshold: int, 
         numerator = _mul(numerator, dict(_factor_power(m_query, 1, queries - answers)))
         factors[(m_query, 1)] = factors.get((m_query, 1), 0) + queries
     return tuple(sorted(numerator.items())), tuple(sorted(factors.items()))
-
-
-# -- the deprecated name ------------------------------------------------------------------------------
-
-
-def __getattr__(name: str) -> Any:
-    if name == "GeometricNoisyMax":
-        warnings.warn(
-            "GeometricNoisyMax is deprecated: use dpverify.mechanisms.noisy_max.ReportNoisyMax(epsilon, "
-            "noise='geometric') (the same mechanism, one class for every noise).",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        from .noisy_max import geometric_noisy_max
-
-        return geometric_noisy_max
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def check_integers(dataset: Sequence[Any]) -> tuple[int, ...]:

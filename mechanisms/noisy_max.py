@@ -110,12 +110,6 @@ class ReportNoisyMax(NoiseProgram):
         return argmax_probabilities(list(dataset), self._noise)
 
 
-def geometric_noisy_max(epsilon: Any, scale_factor: Any = 2) -> ReportNoisyMax:
-    """``ReportNoisyMax(epsilon, noise="geometric", scale_factor=scale_factor)``: what the deprecated
-    ``dpverify.mechanisms.geometric.GeometricNoisyMax`` returns."""
-    return ReportNoisyMax(epsilon, "geometric", scale_factor)
-
-
 @dataclass(frozen=True, eq=False)
 class NoisyMaxValue:
     """Ding et al. (CCS 2018) Alg. 7 / 8 (incorrect): releases ``max_i (q_i + N_i)``, ``N_i`` of scale

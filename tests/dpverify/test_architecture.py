@@ -198,3 +198,56 @@ def test_dpverify_mechanisms_is_the_checkout_folder():
 
     assert Path(dpverify.mechanisms.__file__).parent == ROOT / "mechanisms"
     assert dpverify.mechanisms.noise.__name__ == "dpverify.mechanisms.noise"
+
+
+# -- mechanisms/ (installed as dpverify.mechanisms) ------------------------------------------------
+
+MECHANISMS = ROOT / "mechanisms"
+
+
+def _mechanism_modules() -> dict[str, Path]:
+    found = {}
+    for path in MECHANISMS.rglob("*.py"):
+        parts = list(path.relative_to(MECHANISMS).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(["dpverify.mechanisms", *parts])] = path
+    return found
+
+
+def _mechanism_graph() -> dict[str, set[str]]:
+    """Every mechanisms/ module's imports of other mechanisms/ modules (relative, or through the
+    installed name ``dpverify.mechanisms``), anywhere in its source, deferred ones included."""
+    modules = _mechanism_modules()
+
+    def resolve(name: str) -> str | None:
+        while name not in modules and "." in name:
+            name = name.rsplit(".", 1)[0]
+        return name if name in modules and name != "dpverify" else None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parent + ([base] if base else []))
+                names = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            for name in names:
+                target = resolve(name) if name.startswith("dpverify.mechanisms") else None
+                if target is not None and target != module:
+                    found.add(target)
+        graph[module] = found
+    return graph
+
+
+def test_mechanisms_have_no_import_cycles():
+    graph = _mechanism_graph()
+    assert "dpverify.mechanisms.geometric" in graph["dpverify.mechanisms.noisy_max"]  # the reader sees imports
+    assert _cycles(graph) == []

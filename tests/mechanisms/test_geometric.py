@@ -129,15 +129,13 @@ def test_report_noisy_max_geometric_holds_on_every_pair_and_a_mutant_is_caught()
     assert mutant.epsilon > 1.0
 
 
-def test_one_class_for_every_noise_and_the_deprecated_alias():
+def test_one_class_for_every_noise():
     mechanism = ReportNoisyMax(EPS, noise="geometric")
     assert mechanism.name == "report_noisy_max_geometric" and mechanism.rational_values
     assert not hasattr(mechanism, "exact_probabilities")  # RationalExp values: exact_values instead
-    with pytest.warns(DeprecationWarning, match="ReportNoisyMax"):
-        from dpverify.mechanisms.geometric import GeometricNoisyMax
-    old = GeometricNoisyMax(EPS)
-    assert isinstance(old, ReportNoisyMax) and old.noise == "geometric" and old.name == mechanism.name
-    assert dict(old((0, 2, 1))) == dict(mechanism((0, 2, 1)))
+    import dpverify.mechanisms.geometric as geometric
+
+    assert not hasattr(geometric, "GeometricNoisyMax")  # the alias (never released) is gone: no cycle
 
 
 def test_rational_exp_evaluation_and_exactness():
