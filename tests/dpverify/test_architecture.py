@@ -58,26 +58,27 @@ def _resolve(name: str) -> str | None:
     return name if name in MODULES else None
 
 
-def imports_of(module: str) -> set[str]:
-    """Every dpverify module ``module`` imports, anywhere in its source."""
-    tree = ast.parse(MODULES[module].read_text())
-    package = module if MODULES[module].name == "__init__.py" else module.rsplit(".", 1)[0]
-    found = set()
-    for node in ast.walk(tree):
-        names = []
+def _imported_names(path: Path, module: str) -> list[str]:
+    """Every name ``module`` (the source at ``path``) imports, anywhere in its source, relative
+    imports made absolute: ``from .a import b`` in ``p.m`` gives ``p.a`` and ``p.a.b``."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 parent = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parent + ([base] if base else []))
-            names = [base] + [f"{base}.{alias.name}" for alias in node.names]
-        for name in names:
-            target = _resolve(name)
-            if target is not None and target != module:
-                found.add(target)
-    return found
+            names += [base] + [f"{base}.{alias.name}" for alias in node.names]
+    return names
+
+
+def imports_of(module: str) -> set[str]:
+    """Every dpverify module ``module`` imports, anywhere in its source."""
+    targets = {_resolve(name) for name in _imported_names(MODULES[module], module)}
+    return {target for target in targets if target is not None and target != module}
 
 
 def _layer(module: str) -> int:
@@ -227,23 +228,8 @@ def _mechanism_graph() -> dict[str, set[str]]:
 
     graph: dict[str, set[str]] = {}
     for module, path in modules.items():
-        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(parent + ([base] if base else []))
-                names = [base] + [f"{base}.{alias.name}" for alias in node.names]
-            for name in names:
-                target = resolve(name) if name.startswith("dpverify.mechanisms") else None
-                if target is not None and target != module:
-                    found.add(target)
-        graph[module] = found
+        targets = {resolve(name) for name in _imported_names(path, module) if name.startswith("dpverify.mechanisms")}
+        graph[module] = {target for target in targets if target is not None and target != module}
     return graph
 
 
