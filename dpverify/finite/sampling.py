@@ -218,12 +218,24 @@ def from_sampler(
     check_integer("max_paths", max_paths, at_least=1, fix="max_paths bounds the execution paths enumerated per dataset, e.g. max_paths=100_000")
     check_integer("max_depth", max_depth, at_least=1, fix="max_depth bounds the draws on one execution path, e.g. max_depth=10_000")
     check_number("tail", tail, at_least=0, fix="tail is the probability mass a dataset's enumeration may leave unexplored, e.g. tail=1e-9 (0: every path)")
-    tail_exact = exact_number("tail", tail)
-    if not tail_exact < 1:
+    tail_value = _tail_fraction(tail)
+    if not tail_value < 1:
         raise InvalidArgument(f"tail must be below 1, got tail={tail!r}; it is the probability mass left unexplored, e.g. tail=1e-9.")
     check_bool("deterministic", deterministic, fix="declare deterministic=True only for a sampler whose output is a function of its dataset")
-    return SamplerMechanism(sampler, max_paths, tail=Fraction(tail_exact) if not isinstance(tail, float) else Fraction(tail),
-                            max_depth=max_depth, deterministic=deterministic, patch=patch)
+    return SamplerMechanism(sampler, max_paths, tail=tail_value, max_depth=max_depth, deterministic=deterministic,
+                            patch=patch)
+
+
+def _tail_fraction(tail: Any) -> Fraction:
+    """``tail`` (checked a number >= 0) as a Fraction: a float its binary value, an exact rational as
+    it is, an irrational (``sympy.exp(-20)``) the float below it (a smaller tail only explores more)."""
+    if isinstance(tail, float):
+        return Fraction(tail)
+    value = exact_number("tail", tail)
+    try:
+        return Fraction(value)
+    except TypeError:
+        return Fraction(math.nextafter(float(value), 0.0))
 
 
 @dataclass(frozen=True)

@@ -113,3 +113,10 @@ def test_a_chain_with_floats_gives_a_float_distribution():
 def test_a_bad_tail_is_refused(tail):
     with pytest.raises(InvalidArgument, match="tail"):
         from_sampler(until_tails, tail=tail)
+
+
+def test_an_irrational_tail_is_read_from_below():
+    import sympy
+    tail = from_sampler(until_tails, tail=sympy.exp(-20)).tail
+    assert isinstance(tail, Fraction) and 0 < tail < sympy.exp(-20)  # the float just below e^-20
+    assert from_sampler(until_tails, tail=0.5).tail == Fraction(1, 2)  # a float: its binary value
