@@ -185,7 +185,10 @@ def _undecided_note(undecided_pairs: int = 0) -> str:
                "probabilities (Fraction, sympy) or offer exact_distribution(dataset).")
     else:
         why = "the lines above say which part could not be decided and how to decide it."
-    return f"UNDECIDED (exit {EXIT_UNDECIDED}): the claim was neither proved nor refuted (no violation was found); {why}"
+    import textwrap
+
+    return textwrap.fill(f"UNDECIDED (exit {EXIT_UNDECIDED}): the claim was neither proved nor refuted (no violation "
+                         f"was found); {why}", width=100, break_on_hyphens=False, break_long_words=False)
 
 
 def _output_directory(text: str) -> Path:

@@ -164,6 +164,8 @@ class VerificationResult:
                 f"{self.float_error:.3g} per probability): the claim holds up to rounding; to certify it, "
                 "return exact probabilities (Fraction, sympy) or offer exact_distribution(dataset)"
             )
+        # a terminal of 100 columns shows every line whole (continuations indented under their line)
+        lines = [_fill(line) for line in lines]
         if self.witness is not None:
             title = "closest pair" if self.witness.within_rounding else "witness"
             lines.append(f"  {title}:\n    " + str(self.witness).replace("\n", "\n    "))
@@ -340,8 +342,13 @@ class EstimateResult:
             f"{self.seconds:.2f}s",
         ]
         # a terminal of 100 columns shows every line whole (continuations indented under their line)
-        lines = [textwrap.fill(text, width=100, subsequent_indent="    ", break_on_hyphens=False) for text in paragraphs]
+        lines = [_fill(text) for text in paragraphs]
         if self.witness is not None:
             title = "witness" if self.violated else "strongest event"
             lines.append(f"  {title}:\n    " + str(self.witness).replace("\n", "\n    "))
         return "\n".join(lines)
+
+
+def _fill(text: str) -> str:
+    """``text`` wrapped at 100 columns, continuations indented four spaces (numbers never split)."""
+    return textwrap.fill(text, width=100, subsequent_indent="    ", break_on_hyphens=False, break_long_words=False)
