@@ -17,6 +17,9 @@ from . import _closed_forms as forms
 from . import _samplers as samplers
 
 TAIL = 1e-12  # the mass an unbounded sampler may leave unexplored
+#: PermuteAndFlip's tail: its light paths are many (14,397 runs on the 27 datasets at 1e-12, 10,449 at
+#: 1e-10), and 1e-10 of unexplored mass still fits in TAIL_DELTA with the float allowance.
+PERMUTE_TAIL = 1e-10
 TAIL_DELTA = 1e-9  # the delta claimed with a tail: 1,000 tails, and 4x the float error allowance (2 x 1.16e-10)
 
 
@@ -116,7 +119,7 @@ CASES = [
          "floor(value + U[-2.5, 2.5)): neighbours are 1/5 apart in total variation, the claimed delta "
          "exactly (eps* = inf): tight"),
     Case("PermuteAndFlip", samplers.permute_and_flip, (0, 1, 2), 3,
-         lambda d, e: forms.permute_and_flip(e, _counts(d)), "epsilon", EPS, TAIL_DELTA, TAIL,
+         lambda d, e: forms.permute_and_flip(e, _counts(d)), "epsilon", EPS, TAIL_DELTA, PERMUTE_TAIL,
          "HOLDS",
          "bernoulli_neg_exp's counter loop is unbounded (tail needed); eps* = 0.9465 < 1, so the explored "
          "delta is 0 and the unexplored mass (<= 1e-12) fits in delta = 1e-9"),

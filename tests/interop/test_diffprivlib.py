@@ -48,7 +48,7 @@ EPSILON_RELATIVE = 1e-9
 
 
 #: The tail of the mutants' enumerations (their violations are certified on explored paths).
-MUTANT_TAIL = 1e-4
+MUTANT_TAIL = 1e-3
 
 
 def _mechanism(case: Case, sampler: Any = None) -> Any:
@@ -126,7 +126,7 @@ def test_the_mutant_with_twice_the_parameter_is_violated(case):
     # 0.4767, Staircase 0.4527 -- each far above the claimed delta (0, or 1e-9 with a tail).
     doubled = 2 * case.value
     # a violation is found on explored paths alone: a coarser tail suffices (PermuteAndFlip at twice
-    # its epsilon runs 86,623 paths on (0, 0, 0) alone at tail 1e-12, 18,987 on all 27 datasets at 1e-4)
+    # its epsilon runs 86,623 paths on (0, 0, 0) alone at tail 1e-12, 8,157 on all 27 datasets at 1e-3)
     tail = None if case.tail is None else MUTANT_TAIL
     mutant = dpverify.from_sampler(samplers.constructed_with(case.sampler, **{case.parameter: doubled}),
                                    **({} if tail is None else {"tail": tail}))
