@@ -1,4 +1,4 @@
-"""dpverify.estimate_sampler on the benchmark suite's mechanisms written as numpy samplers.
+"""dpverify.estimate on the benchmark suite's mechanisms written as numpy samplers.
 
 Report noisy max (Laplace; Ding et al. CCS 2018 Alg. 5), SVT Algorithm 1 (Lyu, Su, Li VLDB 2017;
 c = 1, T = 0.5) and noisy max returning its value (Laplace; Alg. 7, the incorrect variant: exact
@@ -30,7 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from dpverify import Verdict, estimate_sampler, statdp_patterns
+from dpverify import Verdict
+from dpverify.checking.estimate import estimate_sampler
+from dpverify.checking.input_pairs import statdp_patterns
 from dpverify.mechanisms.audits.benchmark_suite import measure
 
 EPSILON = 0.7

@@ -1,8 +1,12 @@
 """dpverify: exact, property-based verification of differential-privacy claims.
 
-The public surface is small: :func:`verify` decides a claim exhaustively and soundly,
-:func:`analyze` exposes the worst-case privacy loss, profile and stability of an instance, and
-:class:`Distribution` is what mechanisms return.
+The public surface is small and grouped: :func:`verify` decides a claim exactly (every exact
+check goes through it), :func:`estimate` bounds a sampled mechanism statistically, :func:`analyze`
+measures an instance (eps*, the privacy profile, stability); the inputs (:class:`Datasets`,
+:class:`InputPairs`, :class:`PublicData`) and the claims (:class:`PureDp`, :class:`ApproximateDp`,
+:class:`Stability`, :class:`PredictionDp`) are values; :class:`Distribution` is what mechanisms
+return and :func:`from_sampler` makes sampling code one. The pytest helpers are in
+:mod:`dpverify.testing`, the result types in :mod:`dpverify.verdict.results`.
 
 ``import dpverify`` is cheap: the public names are loaded on first use (PEP 562), so importing
 the package (as its pytest plugin does in every pytest session) pulls in neither numpy nor sympy
@@ -30,50 +34,34 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (see __getattr__)
     from typing import Any
 
-    from dpverify.checking.checker import (
-        Analysis,
-        Verdict,
-        VerificationResult,
-        Witness,
-        analyze,
-        check_exchangeable,
-        exchangeable,
-        verify,
-    )
-    from dpverify.checking.estimate import estimate_sampler
-    from dpverify.checking.input_pairs import all_query_vectors, query_vectors, statdp_patterns, verify_pairs
-    from dpverify.checking.public_data import all_public_samples, verify_with_public_data
+    from dpverify.checking.checker import analyze, exchangeable
+    from dpverify.checking.front import Datasets, PublicData, estimate, verify
+    from dpverify.checking.input_pairs import InputPairs
     from dpverify.finite.distribution import Distribution
-    from dpverify.finite.mechanism import ExactMechanism, Learner, Mechanism, mutant
     from dpverify.finite.sampling import from_sampler
     from dpverify.verdict.claims import ApproximateDp, PredictionDp, PureDp, Stability
+    from dpverify.verdict.engine import Verdict
 
 __all__ = [
+    # checks: one door for exact verdicts, one for the statistical mode, and the measurements
     "verify",
+    "estimate",
     "analyze",
-    "exchangeable",
-    "verify_with_public_data",
-    "all_public_samples",
-    "verify_pairs",
-    "estimate_sampler",
-    "query_vectors",
-    "statdp_patterns",
-    "all_query_vectors",
-    "check_exchangeable",
-    "Analysis",
-    "VerificationResult",
-    "Witness",
-    "Verdict",
+    # inputs
+    "Datasets",
+    "InputPairs",
+    "PublicData",
+    # claims
     "PureDp",
     "ApproximateDp",
     "Stability",
     "PredictionDp",
+    # mechanisms
     "Distribution",
     "from_sampler",
-    "Mechanism",
-    "ExactMechanism",
-    "Learner",
-    "mutant",
+    "exchangeable",
+    # verdicts and errors
+    "Verdict",
     "DpverifyError",
     "InvalidArgument",
     "EnumerationTooLarge",
@@ -86,31 +74,20 @@ __version__ = "0.1.0"
 
 #: public name -> the submodule that defines it (imported on first access).
 _LAZY = {
-    "verify": "checking.checker",
+    "verify": "checking.front",
+    "estimate": "checking.front",
+    "Datasets": "checking.front",
+    "PublicData": "checking.front",
+    "InputPairs": "checking.input_pairs",
     "analyze": "checking.checker",
     "exchangeable": "checking.checker",
-    "check_exchangeable": "checking.checker",
-    "Analysis": "checking.checker",
-    "VerificationResult": "checking.checker",
-    "Witness": "checking.checker",
-    "Verdict": "checking.checker",
     "PureDp": "verdict.claims",
     "ApproximateDp": "verdict.claims",
     "Stability": "verdict.claims",
     "PredictionDp": "verdict.claims",
     "Distribution": "finite.distribution",
     "from_sampler": "finite.sampling",
-    "verify_pairs": "checking.input_pairs",
-    "estimate_sampler": "checking.estimate",
-    "query_vectors": "checking.input_pairs",
-    "statdp_patterns": "checking.input_pairs",
-    "all_query_vectors": "checking.input_pairs",
-    "Mechanism": "finite.mechanism",
-    "ExactMechanism": "finite.mechanism",
-    "Learner": "finite.mechanism",
-    "mutant": "finite.mechanism",
-    "verify_with_public_data": "checking.public_data",
-    "all_public_samples": "checking.public_data",
+    "Verdict": "verdict.engine",
 }
 
 

@@ -66,10 +66,11 @@ from dpverify.validation import check_callable, check_integer
 from dpverify.verdict.assumptions import Assumption, Status, new_seed, settle
 from dpverify.verdict.claims import Claim, claim_from_arguments
 from dpverify.verdict.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, sweep, unexplored_of
+from dpverify.verdict.privacy_loss import profile_grid
 from dpverify.verdict.results import SymmetryViolation, VerificationResult
 
 __all__ = [
-    "verify",
+    "verify_datasets",
     "analyze",
     "exchangeable",
     "Analysis",
@@ -367,7 +368,7 @@ def _check_symmetry(
     )
 
 
-def verify(
+def verify_datasets(
     mechanism: Mechanism,
     *,
     records: Sequence[Hashable],
@@ -383,6 +384,7 @@ def verify(
     executor: Any = None,
     seed: int | None = None,
     exchangeable_samples: int | None = None,
+    profile: bool | Sequence[Any] | None = None,
 ) -> VerificationResult:
     """Check that ``mechanism`` is (epsilon, delta)-DP — or satisfies ``claim`` — on datasets of size
     ``n`` over ``records``.
@@ -422,6 +424,9 @@ def verify(
         float_error: the relative error of the mechanism's float probabilities (default: its
             ``float_relative_error`` attribute, else :data:`dpverify.verdict.engine.DEFAULT_FLOAT_ERROR`);
             exact probabilities carry none.
+        profile: measure the worst-case privacy profile delta(eps) on the evaluated rows too (no
+            second evaluation): True at :func:`~dpverify.verdict.privacy_loss.profile_grid` points, or the
+            eps values; ``result.profile``. Refused on outputs with unexplored mass.
         claim: instead of ``epsilon=``/``delta=``, a claim value: :class:`~dpverify.verdict.claims.PureDp`,
             :class:`~dpverify.verdict.claims.ApproximateDp`, :class:`~dpverify.verdict.claims.Stability` or
             :class:`~dpverify.verdict.claims.PredictionDp` (passing both forms is an InvalidArgument).
@@ -455,6 +460,7 @@ def verify(
                                     blocks=blocks)
                 analysis.symmetry, analysis.symmetry_violation = refuted, refuted.violation
                 decision = _decide(claimed, analysis, mechanism, declared_error)
+            measured = _profile(analysis, profile, decision.epsilon_star, claimed)
         finally:
             meter.close()
         analysis.executor = None
@@ -486,7 +492,20 @@ def verify(
         seed=analysis.seed,
         unexplored=decision.unexplored,
         reason=decision.reason,
+        profile=measured,
     )
+
+
+def _profile(analysis: Analysis, profile: Any, epsilon_star: float, claimed: Claim) -> tuple:
+    """The worst-case privacy profile ``((eps, delta(eps)), ...)`` on the analysis's rows (float64
+    sweeps, one per point), at ``profile``'s points or, for True, around eps* and the claim."""
+    if profile is None or profile is False:
+        return ()
+    if profile is True:
+        points = profile_grid(epsilon_star, float(claimed.claimed_epsilon))
+    else:
+        points = [float(e) for e in profile]
+    return tuple(zip(points, analysis.profile(points)))
 
 
 def _decide(claimed: Claim, analysis: Analysis, mechanism: Any, declared: float | None) -> Any:

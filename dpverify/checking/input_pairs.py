@@ -227,6 +227,16 @@ class InputPairs:
             raise InvalidArgument("pairs must hold at least one pair (D, D').")
         return cls(name, list(index), np.array(left, np.int64), np.array(right, np.int64), relation)
 
+    @classmethod
+    def statdp(cls, k: int, *, differ: str = "all") -> InputPairs:
+        """StatDP's default input pairs for ``k`` queries (:func:`statdp_patterns`)."""
+        return statdp_patterns(k, differ=differ)
+
+    @classmethod
+    def query_vectors(cls, k: int, *, m: int = 2, sensitivity: Any = 1, differ: str = "all") -> InputPairs:
+        """Every pair of neighbouring query-answer vectors in ``{0, ..., m}^k`` (:func:`all_query_vectors`)."""
+        return all_query_vectors(k, m=m, sensitivity=sensitivity, differ=differ)
+
     def __len__(self) -> int:
         return int(self.left.size)
 

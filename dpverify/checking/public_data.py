@@ -22,17 +22,18 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from dpverify.checking.checker import VerificationResult, Witness, verify
+from dpverify.checking.checker import VerificationResult, Witness, verify_datasets
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation
 from dpverify.finite.records import check_records
 from dpverify.validation import check_callable, check_integer
-from dpverify.verdict.assumptions import assuming
+from dpverify.verdict.assumptions import Assumption
 from dpverify.verdict.claims import Claim, PredictionDp, Stability, claim_from_arguments
 from dpverify.verdict.engine import Verdict
+from dpverify.verdict.privacy_loss import profile_grid
 
 __all__ = ["PublicSamples", "PublicDataResult", "PublicWitness", "all_public_samples", "verify_with_public_data"]
 
@@ -79,68 +80,42 @@ def all_public_samples(points: Iterable[Hashable], size: int, *, ordered: bool =
 
 
 @dataclass(frozen=True)
-class PublicWitness:
-    """A certified violation on one public sample: ``witness`` is a :class:`dpverify.Witness` of
-    ``M(public, .)``."""
+class PublicWitness(Witness):
+    """A certified violation on one public sample: a :class:`dpverify.Witness` of ``M(public, .)``
+    (``dataset`` and ``neighbor`` are the private parts, both read with the public sample ``public``)."""
 
-    public: tuple
-    witness: Witness
+    public: tuple = ()
+
+    @classmethod
+    def on(cls, public: tuple, witness: Witness) -> PublicWitness:
+        """``witness`` (found on ``M(public, .)``) with its public sample."""
+        return cls(**{f.name: getattr(witness, f.name) for f in fields(Witness)}, public=public)
+
+    @property
+    def witness(self) -> Witness:
+        """The witness of the private part alone."""
+        return Witness(**{f.name: getattr(self, f.name) for f in fields(Witness)})
 
     def __str__(self) -> str:
-        return f"public = {self.public}\n{self.witness}"
+        return f"public = {self.public}\n{super().__str__()}"
 
 
 @dataclass(frozen=True)
-class PublicDataResult:
-    """The combined verdict of :func:`verify_with_public_data`.
+class PublicDataResult(VerificationResult):
+    """The combined verdict of a check on :class:`~dpverify.checking.front.PublicData`: a
+    :class:`~dpverify.verdict.results.VerificationResult` over every public sample.
 
-    Attributes:
-        holds: True iff ``verdict`` passes (HOLDS or HOLDS_WITHIN_ROUNDING for every sample).
-        verdict: the combined :class:`dpverify.Verdict` over public samples.
+    Attributes (besides the common ones, summed or worst over public samples):
         epsilon: the worst eps* over public samples; ``epsilon_public`` attains it.
         delta: the worst delta at the claimed epsilon; ``delta_public`` attains it.
         witness: None when the claim holds, else a :class:`PublicWitness` (first violated sample).
         results: public sample -> its :class:`dpverify.VerificationResult`, in enumeration order.
-        pairs: neighbouring pairs checked, summed over public samples.
-        seconds: wall time.
-        claim: the claim checked on every public sample (:mod:`dpverify.verdict.claims`).
+        profile: at each eps, the worst delta(eps) over public samples (when asked).
     """
 
-    holds: bool
-    epsilon: float
-    delta: float
-    epsilon_public: tuple
-    delta_public: tuple
-    witness: PublicWitness | None
-    claimed_epsilon: Any
-    claimed_delta: Any
-    results: dict[tuple, VerificationResult]
-    pairs: int
-    seconds: float
-    verdict: Verdict = Verdict.HOLDS
-    claim: Claim | None = None
-
-    def __bool__(self) -> bool:
-        return self.holds
-
-    @property
-    def assumptions(self) -> tuple:
-        """Every public sample's assumptions, one per (site, status) with how many samples share it."""
-        first: dict[tuple, Any] = {}
-        counts: dict[tuple, int] = {}
-        for result in self.results.values():
-            for assumption in result.assumptions:
-                key = (assumption.name, assumption.status)
-                first.setdefault(key, assumption)
-                counts[key] = counts.get(key, 0) + 1
-        return tuple(
-            replace(a, evidence=f"{a.evidence}; on {counts[k]} public samples") if counts[k] > 1 else a
-            for k, a in first.items()
-        )
-
-    @property
-    def assuming(self) -> str:
-        return assuming(self.assumptions)
+    epsilon_public: tuple = ()
+    delta_public: tuple = ()
+    results: dict[tuple, VerificationResult] = field(default_factory=dict)
 
     def summary(self) -> str:
         verdict = {
@@ -174,6 +149,32 @@ class PublicDataResult:
         if self.witness is not None:
             lines.append("  witness:\n    " + str(self.witness).replace("\n", "\n    "))
         return "\n".join(lines)
+
+
+def _combined_assumptions(results: Iterable[VerificationResult]) -> tuple[Assumption, ...]:
+    """Every public sample's assumptions, one per (site, status) with how many samples share it."""
+    first: dict[tuple, Assumption] = {}
+    counts: dict[tuple, int] = {}
+    for result in results:
+        for assumption in result.assumptions:
+            key = (assumption.name, assumption.status)
+            first.setdefault(key, assumption)
+            counts[key] = counts.get(key, 0) + 1
+    return tuple(
+        replace(a, evidence=f"{a.evidence}; on {counts[k]} public samples") if counts[k] > 1 else a
+        for k, a in first.items()
+    )
+
+
+def _combined_profile(results: Iterable[VerificationResult]) -> tuple[tuple[float, float], ...]:
+    """The worst delta(eps) over public samples at each eps (every sample measured at the same points)."""
+    profiles = [r.profile for r in results]
+    if not profiles or not profiles[0]:
+        return ()
+    points = [e for e, _ in profiles[0]]
+    if any([e for e, _ in p] != points for p in profiles):
+        raise AssertionError("internal error: the public samples' profiles were measured at different points")
+    return tuple((e, max(p[k][1] for p in profiles)) for k, e in enumerate(points))
 
 
 def verify_with_public_data(
@@ -218,22 +219,29 @@ def verify_with_public_data(
     check_records(records)
     samples = _check_samples(public_samples, public_records)
     started = time.perf_counter()
+    profile = verify_kwargs.pop("profile", None)
+    if profile is True:  # one grid for every sample, around the worst eps*: a first pass finds it
+        first = [verify_datasets(_bind(mechanism, public), records=records, n=n, claim=claimed, neighbors=neighbors,
+                                 **verify_kwargs) for public in samples]
+        profile = profile_grid(max(r.epsilon for r in first), float(claimed.claimed_epsilon))
     results: dict[tuple, VerificationResult] = {}
-    witness = None
+    witness: PublicWitness | None = None
     for public in samples:
-        result = verify(
-            _bind(mechanism, public), records=records, n=n, claim=claimed, neighbors=neighbors, **verify_kwargs,
+        result = verify_datasets(
+            _bind(mechanism, public), records=records, n=n, claim=claimed, neighbors=neighbors, profile=profile,
+            **verify_kwargs,
         )
         results[public] = result
         if result.witness is not None and (witness is None or (
-            witness.witness.within_rounding and not result.witness.within_rounding
+            witness.within_rounding and not result.witness.within_rounding
         )):
-            witness = PublicWitness(public, result.witness)
+            witness = PublicWitness.on(public, result.witness)
     worst_epsilon = max(results, key=lambda t: results[t].epsilon)
     worst_delta = max(results, key=lambda t: results[t].delta)
     verdict = Verdict.combine(r.verdict for r in results.values())
     if verdict is not Verdict.VIOLATED and verdict is not Verdict.HOLDS_WITHIN_ROUNDING:
         witness = None
+    every = list(results.values())
     return PublicDataResult(
         verdict=verdict,
         holds=verdict.passes,
@@ -245,9 +253,23 @@ def verify_with_public_data(
         claimed_epsilon=claimed.claimed_epsilon,
         claimed_delta=claimed.claimed_delta,
         results=results,
-        pairs=sum(r.pairs for r in results.values()),
+        neighbors=every[0].neighbors,
+        pairs=sum(r.pairs for r in every),
+        datasets=sum(r.datasets for r in every),
+        exchangeable=all(r.exchangeable for r in every),
+        certified_pairs=sum(r.certified_pairs for r in every),
+        undecided=sum(r.undecided for r in every),
+        within_rounding=sum(r.within_rounding for r in every),
+        rechecked=sum(r.rechecked for r in every),
+        float_error=max(r.float_error for r in every),
+        symmetry_violation=next((r.symmetry_violation for r in every if r.symmetry_violation is not None), None),
         seconds=time.perf_counter() - started,
         claim=claimed,
+        assumptions=_combined_assumptions(every),
+        seed=every[0].seed,
+        unexplored=max(r.unexplored for r in every),
+        reason=next((r.reason for r in every if r.reason), ""),
+        profile=_combined_profile(every),
     )
 
 

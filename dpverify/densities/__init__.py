@@ -4,6 +4,6 @@ Piecewise log-linear densities (:mod:`~dpverify.densities.piecewise`), certified
 supremum of a density ratio (``_ratio_sup``, ``_enclosures``), the hockey-stick divergence
 ``delta(eps)`` with its best output set (:mod:`~dpverify.densities.hockey_stick`: regions in
 ``_region``, products through the law of the summed loss in ``_loss_convolution``) and the pair
-check (:mod:`~dpverify.densities.continuous`) that :func:`dpverify.verify_pairs` calls for a mechanism
+check (:mod:`~dpverify.densities.continuous`) that :func:`dpverify.verify` on given pairs calls for a mechanism
 with ``continuous_output``.
 """

@@ -317,7 +317,7 @@ class ExactRandom(LegacyDraws, np.random.RandomState):
                     f"rng.{kind} alone has {count:,} outcomes on dataset {self._dataset!r}, more than "
                     f"max_paths={self._max_branches:,} execution paths of the sampler {self._name}; draw from a smaller "
                     "range, raise max_paths (from_sampler(sampler, max_paths=...)), or check the sampler "
-                    "statistically with dpverify.estimate_sampler.",
+                    "statistically with dpverify.estimate.",
                 ))
             index = 0
         self._signatures.append(signature)
@@ -852,5 +852,5 @@ for _name in ("bytes", "randbytes"):
 #: for them (nothing is inherited from RandomState: see dpverify.finite._refusals).
 REFUSED_BY_CONSTRUCTION = refuse_the_rest(ExactRandom, GENERATOR_APIS, lambda name: _refused_call(
     name, f"is not a draw the exact rng answers; it answers {SUPPORTED_CALLS}. Draw the same with those, or check "
-    "the sampler statistically with dpverify.estimate_sampler."
+    "the sampler statistically with dpverify.estimate."
 ))

@@ -44,7 +44,7 @@ the real logarithm. A mechanism whose privacy depends on how floats round inside
 checked as if it computed in real arithmetic: the engine's float error model covers the rounding
 of the result's *probabilities*, but a float-level leak of the kind Mironov (2012) shows for the
 textbook Laplace mechanism (outputs that only some inputs can produce, because of how the float
-noise rounds) is out of scope: check such code statistically with ``dpverify.estimate_sampler``.
+noise rounds) is out of scope: check such code statistically with ``dpverify.estimate``.
 
 Refused with a :class:`~dpverify.errors.MechanismError` naming the operation and the fix:
 ``float(x)`` — and so ``math.log(x)``, ``math.exp(x)``, ``math.sqrt(x)`` and the other ``math``
@@ -322,7 +322,7 @@ class LazyUniform(LazyArithmetic):
             f"the sampler {sampler} returned {what} on dataset {dataset!r}; its value is never drawn, and the exact mode "
             "covers outputs with finitely many values. Return the outcome of comparisons (e.g. rng.random() < p) or an "
             "integer of it (int, floor, round), draw integers with rng.integers, or check a real-valued output (continuous "
-            "noise, a Laplace sample) statistically with dpverify.estimate_sampler.",
+            "noise, a Laplace sample) statistically with dpverify.estimate.",
             dataset=dataset,
         )
 

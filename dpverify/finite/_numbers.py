@@ -23,7 +23,7 @@ __all__ = ["Enclosure", "WAYS_ON"]
 WAYS_ON = (
     "Two ways on: write the noise with the exact noise programs of mechanisms/ (dpverify.mechanisms.noise: Laplace, "
     "Exponential, Geometric; dpverify.mechanisms.laplace for comparisons of noisy values) and return the mechanism's "
-    "distribution, or check the sampler statistically with dpverify.estimate_sampler."
+    "distribution, or check the sampler statistically with dpverify.estimate."
 )
 
 

@@ -165,7 +165,7 @@ def from_sampler(
     (``normal``, ``laplace``, ``exponential``, ``uniform``, ``gamma``, ``gauss`` and the rest),
     ``logseries``, ``zipf``, seeding and state. Two ways on: the exact noise programs of
     ``mechanisms/`` (``dpverify.mechanisms.noise``) or statistical checking with
-    ``dpverify.estimate_sampler``. Any other attribute of ``rng`` raises an AttributeError listing
+    ``dpverify.estimate``. Any other attribute of ``rng`` raises an AttributeError listing
     the supported calls (``hasattr`` works; a call to it is reported as a MechanismError). A refusal
     cannot be swallowed by the sampler's own ``except Exception``.
 
@@ -580,7 +580,7 @@ class SamplerMechanism:
                 f"the sampler {self.__name__} ran {paths:,} times (max_paths={self.max_paths:,}) on dataset "
                 f"{dataset!r} in {_seconds(elapsed)} and still leaves more than tail={float(self.tail):g} of its "
                 "probability unexplored. Allow a larger tail (from_sampler(sampler, tail=...)), raise max_paths, or "
-                "check it statistically with dpverify.estimate_sampler."
+                "check it statistically with dpverify.estimate."
             )
         early = estimate is not None
         estimate = self._estimate(rng, dataset) if estimate is None else estimate
@@ -594,7 +594,7 @@ class SamplerMechanism:
             f"{dataset!r} ({when}): {size} by Knuth's estimate over {_PROBES} random paths{duration}. "
             "Raise max_paths (from_sampler(sampler, max_paths=...)), "
             "make the sampler's draws smaller (fewer records, a smaller range, fewer draws), or check it "
-            "statistically with dpverify.estimate_sampler."
+            "statistically with dpverify.estimate."
         )
 
 

@@ -4,9 +4,9 @@
 the measured figures, the witness (the two datasets, the output set, both probabilities and the
 inequality they break) and the worst-case privacy profile δ(ε) with the claim marked on it.
 
-The profile is measured by :func:`worst_case_profile`, a second pass over every neighbouring pair
-(:func:`dpverify.analyze`, float64, no certification): it is a picture of the mechanism, the
-verdict above it is the certified one. A sampled estimate (``--estimate``) has no exact profile: its
+The profile is the one ``verify(..., profile=True)`` swept on the rows the verdict was decided on
+(``result.profile``: float64, no certification, no second evaluation): it is a picture of the
+mechanism, the verdict above it is the certified one. A sampled estimate (``--estimate``) has no exact profile: its
 page shows the verdict, the bound and the strongest event.
 """
 
@@ -14,45 +14,14 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from dpverify.integrations.charts import Series, line_chart
 from dpverify.integrations.html_report import page
 from dpverify.integrations.presentation import generated_now, number
 
-__all__ = ["check_page", "profile_grid", "worst_case_profile", "PROFILE_POINTS"]
-
-#: Values of epsilon at which the privacy profile is measured (plus eps* and the claimed epsilon).
-PROFILE_POINTS = 25
-
-
-def profile_grid(epsilon_star: float, claimed_epsilon: float, points: int = PROFILE_POINTS) -> list[float]:
-    """Where to measure delta(eps): ``points`` values evenly from 0 to a quarter past the larger of
-    eps* and the claimed epsilon (delta is 0 beyond a finite eps*), with both of them included.
-    With eps* infinite the curve never reaches 0: the grid goes to twice the claim (at least 1)."""
-    claimed = float(claimed_epsilon)
-    if math.isfinite(epsilon_star):
-        top = 1.25 * max(epsilon_star, claimed)
-    else:
-        top = max(2 * claimed, 1.0)
-    top = top or 1.0  # eps* = claim = 0: a constant mechanism
-    grid = {top * i / (points - 1) for i in range(points)}
-    grid |= {e for e in (epsilon_star, claimed) if math.isfinite(e)}
-    return sorted(grid)
-
-
-def worst_case_profile(mechanism: Callable, *, epsilon_star: float, claimed_epsilon: Any, records: Sequence,
-                       n: int, **options: Any) -> list[tuple[float, float]]:
-    """The worst-case privacy profile ``[(eps, delta(eps))]`` over every neighbouring pair, at
-    :func:`profile_grid` points: :func:`dpverify.analyze` with ``options`` (neighbors, exchangeable,
-    max_pairs, executor, seed, progress), then one float64 sweep per point."""
-    from dpverify.checking.checker import analyze
-
-    analysis = analyze(mechanism, records=records, n=n, **options)
-    grid = profile_grid(epsilon_star, float(claimed_epsilon))
-    return list(zip(grid, analysis.profile(grid)))
-
+__all__ = ["check_page"]
 
 _BANNER = {"HOLDS": "ok", "HOLDS_WITHIN_ROUNDING": "ok", "VIOLATED": "bad", "UNDECIDED": "open"}
 

@@ -277,7 +277,7 @@ def _write_check_report(path: Path, result: Any, args: argparse.Namespace, profi
 
 
 def _check(args: argparse.Namespace) -> int:
-    from dpverify.checking.checker import verify
+    from dpverify.checking.front import verify
     from dpverify.verdict.assumptions import blocking
 
     report = _report_file(args.report) if args.report else None  # before any work
@@ -308,8 +308,10 @@ def _check(args: argparse.Namespace) -> int:
         "executor": args.executor,
         "seed": args.seed,
     }
+    # with --report, the privacy profile is swept on the rows the verdict was decided on (float64: a picture)
     result = verify(
-        mechanism, epsilon=_parse_number(args.epsilon, "epsilon"), delta=_parse_number(args.delta, "delta"), **instance
+        mechanism, epsilon=_parse_number(args.epsilon, "epsilon"), delta=_parse_number(args.delta, "delta"),
+        profile=report is not None, **instance,
     )
     code = _verdict_exit(result.verdict)
     notes = []
@@ -320,12 +322,7 @@ def _check(args: argparse.Namespace) -> int:
                          "assumes it), --black-box checks every ordered dataset, or choose a smaller --n or fewer records.")
     _report(args, result.summary(), notes, lambda: contract.check_document(result, args.mechanism, args.mode))
     if report is not None:
-        from dpverify.integrations.check_report import worst_case_profile
-
-        # a second pass over every pair (float64) for the picture; the verdict printed above is the certified one
-        profile = worst_case_profile(mechanism, epsilon_star=result.epsilon, claimed_epsilon=result.claimed_epsilon,
-                                     **{**instance, "seed": result.seed})
-        _write_check_report(report, result, args, profile)
+        _write_check_report(report, result, args, result.profile)
     return code
 
 
@@ -528,7 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "enumerated exactly (dpverify.from_sampler), then verified as usual")
     mode.add_argument("--estimate", dest="mode", action="store_const", const="estimate",
                       help="MECHANISM is sampling code run on a real numpy Generator: a lower confidence bound on "
-                           "epsilon (dpverify.estimate_sampler); VIOLATED (exit 1) or UNDECIDED (exit 4), never holds")
+                           "epsilon (dpverify.estimate); VIOLATED (exit 1) or UNDECIDED (exit 4), never holds")
     check.add_argument("--max-paths", type=int, default=100_000,
                        help="with --sampler: refuse samplers with more execution paths than this")
     check.add_argument("--tail", metavar="MASS",

@@ -138,7 +138,7 @@ def assert_private(
             turned into a privacy failure.
     """
     __tracebackhide__ = True
-    from dpverify.checking.checker import verify
+    from dpverify.checking.front import verify
     from dpverify.verdict.engine import Verdict
 
     result = verify(

@@ -30,7 +30,28 @@ import numpy as np
 from dpverify.errors import InvalidArgument
 from dpverify.validation import check_delta, check_epsilon  # the checks live in dpverify.validation
 
+#: Values of epsilon at which ``verify(..., profile=True)`` measures the privacy profile (plus eps*
+#: and the claimed epsilon).
+PROFILE_POINTS = 25
+
+
+def profile_grid(epsilon_star: float, claimed_epsilon: float, points: int = PROFILE_POINTS) -> list[float]:
+    """Where ``profile=True`` measures delta(eps): ``points`` values evenly from 0 to a quarter past
+    the larger of eps* and the claimed epsilon (delta is 0 beyond a finite eps*), both included.
+    With eps* infinite the curve never reaches 0: the grid goes to twice the claim (at least 1)."""
+    claimed = float(claimed_epsilon)
+    if math.isfinite(epsilon_star):
+        top = 1.25 * max(epsilon_star, claimed)
+    else:
+        top = max(2 * claimed, 1.0)
+    top = top or 1.0  # eps* = claim = 0: a constant mechanism
+    grid = {top * i / (points - 1) for i in range(points)}
+    grid |= {e for e in (epsilon_star, claimed) if math.isfinite(e)}
+    return sorted(grid)
+
 __all__ = [
+    "profile_grid",
+    "PROFILE_POINTS",
     "epsilon_star",
     "directed_epsilon_star",
     "hockey_stick",

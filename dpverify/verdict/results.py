@@ -1,7 +1,7 @@
 """What a check returns: :class:`VerificationResult` (of :func:`dpverify.verify`), its
-:class:`PairsResult` form (of :func:`dpverify.verify_pairs`, continuous outputs included), the
+:class:`PairsResult` form (of :func:`dpverify.verify` on given pairs, continuous outputs included), the
 :class:`SymmetryViolation` a refuted exchangeability declaration reports, and the statistical
-:class:`EstimateResult` of :func:`dpverify.estimate_sampler` with its :class:`SampledEvent` events.
+:class:`EstimateResult` of :func:`dpverify.estimate` with its :class:`SampledEvent` events.
 
 Results sit with the engine, below the checks that build them: the discrete and the continuous
 checks return the same types without importing each other.
@@ -81,6 +81,9 @@ class VerificationResult:
             (:mod:`dpverify.verdict._unexplored`).
         reason: why the verdict is UNDECIDED when the unexplored mass leaves the claim open, with
             the fix; empty otherwise.
+        profile: the worst-case privacy profile ``((eps, delta(eps)), ...)`` over the pairs, when
+            ``verify(..., profile=)`` asked for it (float64 sweeps of the rows the verdict was
+            decided on: a measurement, the verdict is the certified part); else ``()``.
     """
 
     holds: bool
@@ -107,6 +110,7 @@ class VerificationResult:
     seed: int | None = None
     unexplored: float = 0.0
     reason: str = ""
+    profile: tuple[tuple[float, float], ...] = ()
 
     def __bool__(self) -> bool:
         return self.holds
@@ -266,7 +270,7 @@ class SampledEvent:
 
 @dataclass(frozen=True)
 class EstimateResult:
-    """What :func:`dpverify.estimate_sampler` found: a lower confidence bound on epsilon.
+    """What :func:`dpverify.estimate` found: a lower confidence bound on epsilon.
 
     Sampling can refute a privacy claim, never prove one, so the verdict is never HOLDS:
 

@@ -19,7 +19,8 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dpverify.checking.checker import VerificationResult, verify
+from dpverify.checking.checker import VerificationResult
+from dpverify.checking.front import verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import user_level
 from dpverify.finite.records import ConceptClass, concept_class, labeled_records

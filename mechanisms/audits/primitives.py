@@ -15,7 +15,7 @@ from typing import Any
 
 import sympy
 
-from dpverify.checking.checker import verify
+from dpverify.checking.front import verify
 from dpverify.finite.records import labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from dpverify.checking.public_data import all_public_samples, verify_with_public_data
+from dpverify.checking.public_data import PublicWitness, all_public_samples, verify_with_public_data
 from dpverify.finite.records import concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.validation import check_choice, check_integer
@@ -88,6 +88,7 @@ def measure_asspp(
         "epsilon_star_by_public": per_public,
     }
     found = result.witness  # a PublicWitness: the engine's witness on its public sample
+    assert found is None or isinstance(found, PublicWitness), found
     return Measurement(
         result.epsilon, result.delta, float(epsilon), 0.0, result.verdict, details=details,
         assumptions=result.assumptions, witness_data=None if found is None else found.witness,

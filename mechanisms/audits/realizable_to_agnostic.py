@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking.checker import exchangeable, verify
+from dpverify.checking.checker import exchangeable
+from dpverify.checking.front import verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.multisets import MultisetTable
 from dpverify.finite.multisets import table as multiset_table

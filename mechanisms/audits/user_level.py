@@ -31,7 +31,8 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
-from dpverify.checking.checker import VerificationResult, verify
+from dpverify.checking.checker import VerificationResult
+from dpverify.checking.front import verify
 from dpverify.finite.neighbors import user_blocks, user_level
 from dpverify.finite.records import concept_class, labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement

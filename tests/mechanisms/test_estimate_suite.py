@@ -1,4 +1,4 @@
-"""Soundness of dpverify.estimate_sampler on the whole benchmark suite, the exact engine as oracle.
+"""Soundness of dpverify.estimate on the whole benchmark suite, the exact engine as oracle.
 
 Every mechanism of :data:`dpverify.mechanisms.audits.benchmark_suite.BENCHMARK` (report noisy max with
 Laplace and exponential noise, noisy max value with both, the noisy histogram and its wrong-scale
@@ -31,7 +31,9 @@ from functools import cache
 import numpy as np
 import pytest
 
-from dpverify import Verdict, estimate_sampler, statdp_patterns
+from dpverify import Verdict
+from dpverify.checking.estimate import estimate_sampler
+from dpverify.checking.input_pairs import statdp_patterns
 from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, measure
 from tests.mechanisms._suite_samplers import (
     SAMPLERS,

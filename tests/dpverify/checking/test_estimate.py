@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from scipy.stats import binom, laplace
 
-from dpverify import InvalidArgument, MechanismError, Verdict, analyze, estimate_sampler, statdp_patterns, verify
+from dpverify import InvalidArgument, MechanismError, Verdict, analyze, verify
 from dpverify.checking._events import clopper_pearson
-from dpverify.checking.estimate import EstimateResult
+from dpverify.checking.estimate import EstimateResult, estimate_sampler
+from dpverify.checking.input_pairs import statdp_patterns
 from dpverify.mechanisms.audits.benchmark_suite import measure
 
 # -- samplers (module level: a process pool pickles them by name) ---------------------------------
@@ -283,11 +284,21 @@ def test_a_fresh_seed_is_reported_and_repeats_the_run():
     assert _fingerprint(first) == _fingerprint(again)
 
 
-def test_estimate_sampler_is_exported():
-    import dpverify.checking.estimate
+def test_estimate_is_the_front_door_to_estimate_sampler_on_the_same_inputs():
+    import dpverify
 
-    assert dpverify.estimate_sampler is dpverify.checking.estimate.estimate_sampler
-    assert "estimate_sampler" in dpverify.__all__
+    # one seed, one sampler: the door on Datasets / given pairs gives estimate_sampler's figures exactly
+    door = dpverify.estimate(leaky_on_ones, dpverify.Datasets([0, 1], 2), dpverify.PureDp(0.5), samples=2_000,
+                             random_state=3)
+    direct = estimate_sampler(leaky_on_ones, records=[0, 1], n=2, epsilon=0.5, samples=2_000, random_state=3)
+    assert (door.epsilon_lower_bound, door.verdict) == (direct.epsilon_lower_bound, direct.verdict)
+    patterns = dpverify.InputPairs.statdp(2)
+    door = dpverify.estimate(leaky_on_ones, patterns, epsilon=0.5, samples=2_000, random_state=3)
+    direct = estimate_sampler(leaky_on_ones, pairs=statdp_patterns(2), epsilon=0.5, samples=2_000, random_state=3)
+    assert door.epsilon_lower_bound == direct.epsilon_lower_bound
+    assert "estimate" in dpverify.__all__ and "estimate_sampler" not in dpverify.__all__
+    with pytest.raises(InvalidArgument, match="only PureDp and ApproximateDp"):
+        dpverify.estimate(leaky_on_ones, dpverify.Datasets([0, 1], 2), dpverify.Stability(0.1))
 
 
 # -- bad input ---------------------------------------------------------------------------------------

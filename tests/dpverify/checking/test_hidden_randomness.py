@@ -22,8 +22,12 @@ import numpy as np
 import pytest
 
 import dpverify
-from dpverify import estimate_sampler, from_sampler, verify, verify_pairs, verify_with_public_data
+from dpverify import from_sampler, verify
 from dpverify.checking._evaluation import _evaluate_block, call_mechanism
+from dpverify.checking.checker import check_exchangeable
+from dpverify.checking.estimate import estimate_sampler
+from dpverify.checking.input_pairs import verify_pairs
+from dpverify.checking.public_data import verify_with_public_data
 from dpverify.errors import NondeterministicMechanism
 from dpverify.finite import _global_random
 from dpverify.finite._global_random import NUMPY, PYTHON, global_states
@@ -234,7 +238,7 @@ def test_dpverify_itself_never_moves_the_global_generators():
     before = global_states(full=True)
     assert verify(honest, records=(0, 1), n=3, epsilon=1.1).holds
     assert verify(dpverify.exchangeable(parity), records=(0, 1), n=3, epsilon=1.1).holds
-    assert dpverify.check_exchangeable(parity, range(6), 6, samples=20) is None  # 6^6 orderings: sampled
+    assert check_exchangeable(parity, range(6), 6, samples=20) is None  # 6^6 orderings: sampled
     assert verify(Vectorised(), records=(0, 1), n=2, epsilon=1.1).holds
     assert verify(from_sampler(lambda d, rng: int(rng.random() < 0.75) ^ d[0] ^ 1), records=(0, 1), n=1,
                   epsilon=1.1).holds

@@ -516,4 +516,4 @@ def test_a_real_valued_output_names_the_statistical_route():
 
     with pytest.raises(MechanismError, match="a real number computed from a lazy uniform") as raised:
         distribution(laplace, (0,))
-    assert "dpverify.estimate_sampler" in str(raised.value)
+    assert "dpverify.estimate" in str(raised.value)

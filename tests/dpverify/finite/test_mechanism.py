@@ -13,8 +13,7 @@ import dpverify.mechanisms.learners as learners
 import dpverify.mechanisms.private_threshold as private_threshold
 import dpverify.mechanisms.semi_private as semi_private
 import dpverify.mechanisms.user_level as user_level
-from dpverify import ExactMechanism, Learner, Mechanism, mutant
-from dpverify.finite.mechanism import is_mutant, parent_of
+from dpverify.finite.mechanism import ExactMechanism, Learner, Mechanism, is_mutant, mutant, parent_of
 from dpverify.finite.records import thresholds
 from dpverify.mechanisms.randomized_response import randomized_response_mechanism
 

@@ -12,8 +12,9 @@ import re
 
 import pytest
 
-from dpverify.integrations.check_report import PROFILE_POINTS, profile_grid, worst_case_profile
+from dpverify import Datasets, PureDp, verify
 from dpverify.integrations.cli import main
+from dpverify.verdict.privacy_loss import PROFILE_POINTS, profile_grid
 from tests import cli_mechanisms
 
 RR = "tests.cli_mechanisms:randomized_response"
@@ -32,9 +33,9 @@ def test_profile_grid_spans_past_eps_star_and_includes_it_and_the_claim():
     assert profile_grid(0.0, 0.0)[-1] == 1.0  # a constant mechanism still gets an axis
 
 
-def test_worst_case_profile_of_randomized_response_is_three_quarters_minus_e_to_the_eps_over_four():
-    profile = worst_case_profile(cli_mechanisms.randomized_response, epsilon_star=math.log(3), claimed_epsilon=1.0,
-                                 records=[0, 1], n=1)
+def test_the_profile_verify_sweeps_for_randomized_response_is_three_quarters_minus_e_to_the_eps_over_four():
+    result = verify(cli_mechanisms.randomized_response, Datasets([0, 1], 1), PureDp(1.0), profile=True)
+    profile = result.profile
     assert [e for e, _ in profile] == profile_grid(math.log(3), 1.0)
     for epsilon, delta in profile:
         assert delta == pytest.approx(_rr_delta(epsilon), abs=1e-15), epsilon

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import dpverify.checking.checker as checker
+import dpverify.checking.front as front
 import dpverify.integrations.audit as registry
 import dpverify.integrations.report as report
 from dpverify import InvalidArgument, Verdict
@@ -361,7 +361,7 @@ def _raise(error):
     ],
 )
 def test_failures_exit_three_with_one_paragraph(error, shown, monkeypatch, capsys):
-    monkeypatch.setattr(checker, "verify", _raise(error))
+    monkeypatch.setattr(front, "verify", _raise(error))
     assert main(["check", RR, *BITS, "--epsilon", "1"]) == 3
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -372,7 +372,7 @@ def test_mechanism_error_message_gets_the_dataset_and_cause_when_it_lacks_them(m
     cause = ZeroDivisionError("division by zero")
     error = MechanismError("the mechanism raised", dataset=(1, 2), original=cause)
     error.__cause__ = cause
-    monkeypatch.setattr(checker, "verify", _raise(error))
+    monkeypatch.setattr(front, "verify", _raise(error))
     assert main(["check", RR, *BITS, "--epsilon", "1"]) == 3
     assert capsys.readouterr().err == (
         "dpverify: no verdict: the mechanism failed: MechanismError: the mechanism raised (dataset: (1, 2); "
@@ -381,7 +381,7 @@ def test_mechanism_error_message_gets_the_dataset_and_cause_when_it_lacks_them(m
 
 
 def test_an_unexpected_exception_exits_three_with_its_traceback(monkeypatch, capsys):
-    monkeypatch.setattr(checker, "verify", _raise(KeyError("oops")))
+    monkeypatch.setattr(front, "verify", _raise(KeyError("oops")))
     assert main(["check", RR, *BITS, "--epsilon", "1"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("Traceback (most recent call last):")
@@ -390,20 +390,20 @@ def test_an_unexpected_exception_exits_three_with_its_traceback(monkeypatch, cap
 
 
 def test_enumeration_too_large_is_a_usage_error(monkeypatch, capsys):
-    monkeypatch.setattr(checker, "verify", _raise(EnumerationTooLarge("10 pairs > --max-pairs 5")))
+    monkeypatch.setattr(front, "verify", _raise(EnumerationTooLarge("10 pairs > --max-pairs 5")))
     assert main(["check", RR, *BITS, "--epsilon", "1"]) == 2
     assert capsys.readouterr().err == "dpverify: error: 10 pairs > --max-pairs 5\n"
 
 
 def _undecided_result(undecided_pairs):
-    real = checker.verify(cli_mechanisms.randomized_response, records=[0, 1], n=1, epsilon=1.1)
+    real = front.verify(cli_mechanisms.randomized_response, records=[0, 1], n=1, epsilon=1.1)
     return dataclasses.replace(real, holds=False, verdict=Verdict.UNDECIDED, undecided=undecided_pairs)
 
 
 @pytest.mark.parametrize("pairs", [0, 2])
 def test_check_undecided_exits_four_and_says_why(pairs, monkeypatch, capsys):
     result = _undecided_result(pairs)
-    monkeypatch.setattr(checker, "verify", lambda *args, **kwargs: result)
+    monkeypatch.setattr(front, "verify", lambda *args, **kwargs: result)
     assert main(["check", RR, *BITS, "--epsilon", "1.1"]) == 4
     out = capsys.readouterr().out
     assert out.startswith("UNDECIDED: claimed (eps=1.1")
@@ -471,7 +471,7 @@ def test_audit_exit_codes_for_undecided_and_violated_rows(monkeypatch, capsys):
 
 def test_audit_stops_at_a_row_whose_mechanism_raises_and_names_it(monkeypatch, capsys):
     def crashing():
-        checker.verify(cli_mechanisms.divide_by_first, records=[0, 1], n=1, epsilon=1)
+        front.verify(cli_mechanisms.divide_by_first, records=[0, 1], n=1, epsilon=1)
         raise AssertionError("not reached")
 
     ran = []

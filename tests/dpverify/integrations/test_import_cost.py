@@ -64,7 +64,7 @@ def test_the_public_names_load_on_first_use():
         "for name in dpverify.__all__:\n"
         "    getattr(dpverify, name)\n"
         "from dpverify import *\n"
-        "assert verify is dpverify.checking.checker.verify and Distribution is dpverify.finite.distribution.Distribution\n"
+        "assert verify is dpverify.checking.front.verify and Distribution is dpverify.finite.distribution.Distribution\n"
         "assert dpverify.finite.records.labeled_records(1)  # a submodule, as when the package imported them\n"
         "try:\n"
         "    dpverify.no_such_name\n"

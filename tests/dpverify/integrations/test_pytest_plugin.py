@@ -17,6 +17,7 @@ import pytest
 
 import dpverify
 import dpverify.checking.checker as checker
+import dpverify.checking.front as front
 from dpverify import InvalidArgument, Verdict
 from dpverify.errors import EnvironmentFailure, MechanismError, NondeterministicMechanism
 from dpverify.finite.records import labeled_records
@@ -165,7 +166,7 @@ def test_no_verdict_errors_propagate_unchanged_from_both_helpers(error, monkeypa
     def failing(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr(checker, "verify", failing)
+    monkeypatch.setattr(front, "verify", failing)
     monkeypatch.setattr(checker, "analyze", failing)
     with pytest.raises(type(error)) as info:
         assert_private(lambda d: {0: 1}, records=(0, 1), n=1, epsilon=1.0)
@@ -182,9 +183,9 @@ def test_an_undecided_verdict_is_not_reported_as_a_violation(monkeypatch):
         y = dataset[0][1]
         return {y: Fraction(3, 4), 1 - y: Fraction(1, 4)}
 
-    real = checker.verify(randomized_response, records=labeled_records(1), n=1, epsilon=1.1)
+    real = front.verify(randomized_response, records=labeled_records(1), n=1, epsilon=1.1)
     undecided = dataclasses.replace(real, holds=False, verdict=Verdict.UNDECIDED, undecided=1)
-    monkeypatch.setattr(checker, "verify", lambda *args, **kwargs: undecided)
+    monkeypatch.setattr(front, "verify", lambda *args, **kwargs: undecided)
     with pytest.raises(AssertionError) as info:
         assert_private(randomized_response, records=labeled_records(1), n=1, epsilon=1.1)
     message = str(info.value)

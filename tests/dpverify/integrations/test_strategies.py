@@ -12,7 +12,8 @@ import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
-from dpverify import Distribution, InvalidArgument, analyze, check_exchangeable
+from dpverify import Distribution, InvalidArgument, analyze
+from dpverify.checking.checker import check_exchangeable
 from dpverify.finite.records import CONCEPT_CLASSES, ConceptClass, labeled_records
 from dpverify.integrations.strategies import (
     MAX_RANDOM_CONCEPTS,

@@ -192,7 +192,7 @@ def test_verify_pairs_same_result_on_processes():
     # StatDP's patterns for report noisy max (k = 5, eps = 0.7): eps* = 0.681883 on every executor.
     from fractions import Fraction
 
-    from dpverify import statdp_patterns, verify_pairs
+    from dpverify.checking.input_pairs import statdp_patterns, verify_pairs
     from dpverify.mechanisms.noisy_max import ReportNoisyMax
 
     mechanism = ReportNoisyMax(Fraction(7, 10))

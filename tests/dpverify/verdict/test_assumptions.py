@@ -19,9 +19,9 @@ import sympy
 
 import dpverify.checking.checker as checker
 import dpverify.checking.input_pairs as input_pairs
-from dpverify import MechanismError, NondeterministicMechanism, Verdict, exchangeable, verify, verify_pairs
+from dpverify import MechanismError, NondeterministicMechanism, Verdict, exchangeable, verify
 from dpverify.checking._symmetry import exchangeability_check
-from dpverify.checking.input_pairs import InputPairs
+from dpverify.checking.input_pairs import InputPairs, verify_pairs
 from dpverify.checking.pair_cover import covering_pairs
 from dpverify.verdict.assumptions import Status
 

@@ -19,8 +19,9 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpverify import Distribution, InvalidArgument, Verdict, analyze, verify, verify_pairs
+from dpverify import Distribution, InvalidArgument, Verdict, analyze, verify
 from dpverify.checking import _blocks
+from dpverify.checking.input_pairs import verify_pairs
 from dpverify.errors import EnumerationTooLarge, NondeterministicMechanism
 from dpverify.integrations import contract
 from dpverify.verdict import engine
@@ -303,7 +304,7 @@ def test_verify_pairs_and_projected_claims_carry_the_unexplored_mass():
 
 
 def test_public_data_results_carry_the_unexplored_mass():
-    from dpverify import verify_with_public_data
+    from dpverify.checking.public_data import verify_with_public_data
 
     def shifted(public, dataset):  # RR on (record + public record) mod 2: each sample as in the first test
         return rr_row((dataset[0] + public[0]) % 2)

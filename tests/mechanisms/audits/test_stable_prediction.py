@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import pytest
 
-from dpverify.checking.checker import analyze, verify
+from dpverify import analyze, verify
 from dpverify.errors import InvalidArgument
 from dpverify.finite.records import labeled_records, thresholds
 from dpverify.mechanisms.audits import agnostic_prediction, stable_prediction

@@ -1,0 +1,325 @@
+"""The front door: one :func:`verify` and one :func:`estimate` over inputs given as values.
+
+A check is three values, as a claim already is one (:mod:`dpverify.verdict.claims`):
+
+* the **mechanism**: ``dataset -> {outcome: probability}`` (a plain function, a mechanism of
+  ``mechanisms/``, a sampler made exact by :func:`dpverify.from_sampler`, a mechanism with
+  continuous outputs or a Gaussian mechanism);
+* the **inputs**: :class:`Datasets` (every dataset of ``n`` records over a finite universe, with its
+  neighbour relation), :class:`~dpverify.checking.input_pairs.InputPairs` (given pairs, StatDP's
+  patterns, every query vector) or :class:`PublicData` (a mechanism that also reads a public
+  sample, private in its private part);
+* the **claim**: :class:`~dpverify.verdict.claims.PureDp`, ``ApproximateDp``, ``Stability`` or
+  ``PredictionDp`` (or ``epsilon=``/``delta=``).
+
+:func:`verify` sends each kind of input to its exact checker (:mod:`dpverify.checking.checker` for
+datasets, :mod:`dpverify.checking.input_pairs` for given pairs and continuous outputs,
+:mod:`dpverify.checking.public_data` for public data); every one decides through the one engine and
+returns a :class:`~dpverify.verdict.results.VerificationResult` (or a subclass with more fields).
+:func:`estimate` takes the same inputs for the statistical mode, whose
+:class:`~dpverify.verdict.results.EstimateResult` never says HOLDS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from dpverify.checking.checker import DEFAULT_MAX_PAIRS, verify_datasets
+from dpverify.checking.estimate import estimate_sampler
+from dpverify.checking.input_pairs import InputPairs, verify_pairs
+from dpverify.checking.public_data import PublicSamples, all_public_samples, verify_with_public_data
+from dpverify.errors import InvalidArgument
+from dpverify.finite.neighbors import NeighborRelation, relation
+from dpverify.finite.records import check_records
+from dpverify.validation import check_integer
+from dpverify.verdict.claims import ApproximateDp, Claim, PureDp, claim_from_arguments
+from dpverify.verdict.privacy_loss import profile_grid
+from dpverify.verdict.results import EstimateResult, VerificationResult
+
+__all__ = ["Datasets", "PublicData", "verify", "estimate"]
+
+@dataclass(frozen=True)
+class Datasets:
+    """Every dataset of ``n`` records over the finite universe ``records``, and which are neighbours.
+
+    Attributes:
+        records: the record universe (hashable, distinct), e.g. ``range(3)`` or
+            :func:`dpverify.finite.records.labeled_records`.
+        n: the dataset size (>= 1).
+        neighbors: ``"substitute"`` (replace one record, default), ``"add_remove"``, or a
+            :class:`~dpverify.finite.neighbors.NeighborRelation` such as
+            :func:`dpverify.checking.input_pairs.query_vectors`.
+        exchangeable: None (the mechanism's own declaration, ``@dpverify.exchangeable``), True,
+            False (every ordered dataset, a black box) or ``"assume"`` (accept a declaration that
+            cannot be proved on every ordering; the verdict then says what it assumes).
+
+    Raises:
+        InvalidArgument: repeated or unhashable records, ``n`` not an integer >= 1, an unknown
+            relation or exchangeable value (checked when the value is built).
+    """
+
+    records: tuple
+    n: int
+    neighbors: str | NeighborRelation = "substitute"
+    exchangeable: bool | Literal["assume"] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "records", check_records(self.records))
+        check_integer("n", self.n, at_least=1, fix="n is the dataset size, e.g. Datasets(range(3), n=4)")
+        relation(self.neighbors)  # a bad name fails here, naming the relations
+        if not (self.exchangeable is None or isinstance(self.exchangeable, bool) or self.exchangeable == "assume"):
+            raise InvalidArgument(
+                f"exchangeable must be None (use the mechanism's own declaration), True, False or 'assume', got "
+                f"exchangeable={self.exchangeable!r}; 'assume' accepts the declaration where it cannot be proved "
+                "on every ordering."
+            )
+
+    def keywords(self) -> dict[str, Any]:
+        """The datasets as the checkers' keywords (``records``, ``n``, ``neighbors``, ``exchangeable``)."""
+        return {"records": self.records, "n": self.n, "neighbors": self.neighbors, "exchangeable": self.exchangeable}
+
+
+@dataclass(frozen=True)
+class PublicData:
+    """A mechanism ``M(public, private)`` checked on its private part, for every public sample.
+
+    Two inputs are neighbours when their public samples are equal and their private datasets are
+    neighbours in ``private`` (Alon-Bassily-Moran 2019, Definition 2.4).
+
+    Attributes:
+        samples: the public samples: :meth:`every_sample` builds every sample of a size over a
+            finite set of points; any iterable of tuples of public records also does.
+        private: the private datasets (:class:`Datasets`).
+        public_records: the public universe every sample must lie in (default: the points of
+            ``samples`` when built by :meth:`every_sample`, else unchecked).
+    """
+
+    samples: Iterable[Iterable[Hashable]]
+    private: Datasets
+    public_records: Iterable[Hashable] | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.private, Datasets):
+            raise InvalidArgument(
+                f"PublicData needs private=Datasets(records, n), got private={self.private!r}."
+            )
+
+    @classmethod
+    def every_sample(cls, points: Iterable[Hashable], size: int, *, private: Datasets,
+                     ordered: bool = True) -> PublicData:
+        """Every public sample of ``size`` of ``points`` (tuples; multisets with ``ordered=False``,
+        only for a mechanism that ignores the order of its public sample)."""
+        return cls(all_public_samples(points, size, ordered=ordered), private)
+
+
+def verify(
+    mechanism: Callable[..., Any],
+    inputs: Datasets | InputPairs | PublicData | Iterable[tuple[Any, Any]] | None = None,
+    claim: Claim | None = None,
+    *,
+    epsilon: Any = None,
+    delta: Any = None,
+    profile: bool | Sequence[Any] = False,
+    float_error: float | None = None,
+    executor: Any = None,
+    seed: int | None = None,
+    progress: bool | Callable[[str], None] = False,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    exchangeable_samples: int | None = None,
+    cover: str | None = None,
+    records: Sequence[Hashable] | None = None,
+    n: int | None = None,
+    neighbors: str | NeighborRelation | None = None,
+    exchangeable: bool | str | None = None,
+) -> VerificationResult:
+    """Decide ``claim`` for ``mechanism`` on ``inputs``, exactly: the one door of every exact check.
+
+    Args:
+        mechanism: ``dataset -> Mapping[outcome, probability]`` (exact numbers or floats); a
+            sampler made exact by :func:`dpverify.from_sampler`; a mechanism with continuous
+            outputs (``continuous_output = True``, :mod:`dpverify.densities.continuous`); for
+            :class:`PublicData`, ``(public, dataset) -> Mapping``.
+        inputs: :class:`Datasets` (every neighbouring pair of datasets),
+            :class:`~dpverify.checking.input_pairs.InputPairs` or a list of pairs ``[(D, D'), ...]``
+            (given pairs: ``InputPairs.statdp(k)``, ``InputPairs.query_vectors(k, m=)``), or
+            :class:`PublicData`. The keywords ``records=``, ``n=`` (``neighbors=``,
+            ``exchangeable=``) are a short form of ``Datasets(records, n, ...)``.
+        claim: :class:`~dpverify.verdict.claims.PureDp`, ``ApproximateDp``, ``Stability`` or
+            ``PredictionDp``; or instead ``epsilon=`` (and ``delta=``): numbers (int, float,
+            Fraction, sympy), a float read as the simplest fraction that rounds to it.
+        profile: also measure the worst-case privacy profile delta(eps) over the pairs: True at
+            :func:`~dpverify.verdict.privacy_loss.profile_grid` points around eps* and the claim, or the eps values to use; it is
+            ``result.profile``, ``((eps, delta), ...)`` (float64 figures, a measurement; the
+            verdict is the certified part).
+        float_error: the relative error of the mechanism's float probabilities (default: its
+            ``float_relative_error``, else the engine's default); exact probabilities carry none.
+        executor: where the work runs: None (serial), ``"processes"``, ``"dask"``, a Dask client or
+            a ``concurrent.futures.Executor``; every executor gives the same result.
+        seed: the seed of the run's random tests (exchangeability, determinism sample, a cover's
+            sample); None draws a fresh one, reported as ``result.seed``.
+        progress: True for a progress bar on stderr, or a callable receiving progress lines.
+        max_pairs: refuse enumerations of more pairs than this (the error says what to lower).
+        exchangeable_samples: test an exchangeability declaration that cannot be proved on every
+            ordering on exactly this many random datasets (:class:`Datasets` only).
+        cover: ``"assume"`` accepts a pair cover's lemma (given pairs made by
+            :func:`dpverify.checking.pair_cover.covering_pairs` only).
+
+    Returns:
+        A :class:`~dpverify.verdict.results.VerificationResult`: the verdict (HOLDS,
+        HOLDS_WITHIN_ROUNDING, VIOLATED with a certified witness, or UNDECIDED), eps*, delta at the
+        claimed epsilon, the profile when asked, the assumptions and the evidence counts. Given
+        pairs add where eps* was found (:class:`~dpverify.verdict.results.PairsResult`); public
+        data adds each sample's result (:class:`~dpverify.checking.public_data.PublicDataResult`).
+
+    Raises:
+        InvalidArgument: bad input, checked before any work starts.
+        EnumerationTooLarge: more than ``max_pairs`` pairs.
+        MechanismError: the mechanism raised on an input (named; the original chained).
+        NondeterministicMechanism: the mechanism gave two outputs for one input, or drew from a
+            generator dpverify cannot see.
+    """
+    inputs = _inputs(inputs, records, n, neighbors, exchangeable)
+    claimed = claim_from_arguments(claim, epsilon, delta)
+    grid = _profile_points(profile)
+    if isinstance(inputs, Datasets):
+        _only("Datasets", cover=cover)
+        return verify_datasets(
+            mechanism, **inputs.keywords(), claim=claimed, float_error=float_error, executor=executor, seed=seed,
+            progress=progress, max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, profile=grid,
+        )
+    if isinstance(inputs, PublicData):
+        _only("PublicData", cover=cover)
+        return verify_with_public_data(
+            mechanism, public_samples=inputs.samples, public_records=inputs.public_records, **inputs.private.keywords(),
+            claim=claimed, float_error=float_error, executor=executor, seed=seed, progress=progress,
+            max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, profile=grid,
+        )
+    _only("given pairs (InputPairs)", exchangeable_samples=exchangeable_samples)
+    epsilon_, delta_ = _epsilon_delta(claimed)
+    result = verify_pairs(
+        mechanism, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error, executor=executor,
+        cover=cover, seed=seed, profile=None if grid is True else grid,
+    )
+    if grid is True:  # the default grid needs eps*: a second sweep over the pairs, no new evaluation
+        points = profile_grid(result.epsilon, float(epsilon_))
+        result = verify_pairs(mechanism, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error,
+                              executor=executor, cover=cover, seed=result.seed, profile=points)
+    return _with_pairs_profile(result)
+
+
+def estimate(
+    sampler: Callable[..., Any],
+    inputs: Datasets | InputPairs | Iterable[tuple[Any, Any]] | None = None,
+    claim: Claim | None = None,
+    *,
+    epsilon: Any = None,
+    delta: Any = None,
+    samples: int = 100_000,
+    confidence: float = 0.95,
+    random_state: int | None = None,
+    executor: Any = None,
+    records: Sequence[Hashable] | None = None,
+    n: int | None = None,
+    neighbors: str | NeighborRelation | None = None,
+) -> EstimateResult:
+    """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``:
+    the statistical mode, on the same inputs as :func:`verify` (:class:`Datasets`, as a black box,
+    or given pairs). The result is VIOLATED when the bound exceeds the claim, else UNDECIDED: a
+    sample never proves a claim. See :func:`dpverify.checking.estimate.estimate_sampler` for the
+    sampler's form and the options."""
+    inputs = _inputs(inputs, records, n, neighbors, None)
+    claimed = claim_from_arguments(claim, epsilon, delta)
+    epsilon_, delta_ = _epsilon_delta(claimed)
+    options = {"epsilon": epsilon_, "delta": delta_, "samples": samples, "confidence": confidence,
+               "random_state": random_state, "executor": executor}
+    if isinstance(inputs, PublicData):
+        raise InvalidArgument("estimate() takes Datasets or given pairs; for public data, estimate each public "
+                              "sample's mechanism (public bound into it) on the private Datasets.")
+    if isinstance(inputs, Datasets):
+        if inputs.exchangeable not in (None, False):
+            raise InvalidArgument(
+                f"estimate() samples every ordered dataset (a black box); drop exchangeable={inputs.exchangeable!r} "
+                "from the Datasets."
+            )
+        return estimate_sampler(sampler, records=inputs.records, n=inputs.n, neighbors=inputs.neighbors, **options)
+    return estimate_sampler(sampler, pairs=inputs, **options)
+
+
+# -- reading the arguments --------------------------------------------------------------------------
+
+
+def _inputs(inputs: Any, records: Any, n: Any, neighbors: Any, exchangeable: Any) -> Any:
+    """The inputs value: as given, or built from the short form ``records=``/``n=`` (never both)."""
+    short = {k: v for k, v in (("records", records), ("n", n), ("neighbors", neighbors),
+                                ("exchangeable", exchangeable)) if v is not None}
+    if inputs is None:
+        if (records is None) != (n is None):  # half the short form
+            missing = "n=None (the dataset size)" if n is None else "records=None (the record universe)"
+            raise InvalidArgument(f"{missing}: the short form needs both records= and n=, or pass "
+                                  "inputs=Datasets(records, n).")
+        if records is None or n is None:
+            raise InvalidArgument(
+                "no inputs to check on: pass inputs=Datasets(records, n) (every neighbouring pair of datasets), "
+                "InputPairs.statdp(k) or a list of pairs [(D, D'), ...], or PublicData(...); or the short form "
+                f"records=..., n=... (got {', '.join(f'{k}={v!r}' for k, v in short.items()) or 'neither'})."
+            )
+        return Datasets(tuple(records), n, "substitute" if neighbors is None else neighbors, exchangeable)
+    if short:
+        given = ", ".join(f"{k}=" for k in short)
+        raise InvalidArgument(
+            f"pass the inputs once: {type(inputs).__name__} and {given} were both given; put them in the value, "
+            "e.g. Datasets(records, n, neighbors='add_remove', exchangeable=True)."
+        )
+    if isinstance(inputs, (Datasets, InputPairs, PublicData)):
+        return inputs
+    if isinstance(inputs, PublicSamples):
+        raise InvalidArgument("public samples alone are not inputs: pass PublicData(samples, private=Datasets(...)).")
+    if isinstance(inputs, (str, bytes)) or not isinstance(inputs, Iterable):
+        raise InvalidArgument(
+            f"inputs must be Datasets(records, n), InputPairs (or a list of pairs [(D, D'), ...]) or PublicData, "
+            f"got inputs={inputs!r}."
+        )
+    return InputPairs.from_pairs(inputs)
+
+
+def _only(where: str, **options: Any) -> None:
+    for name, value in options.items():
+        if value is not None:
+            raise InvalidArgument(f"{name}={value!r} does not apply to {where}; drop it.")
+
+
+def _epsilon_delta(claimed: Claim) -> tuple[Any, Any]:
+    """(epsilon, delta) of a DP claim, for the checkers that take the pair (given pairs, sampling)."""
+    if isinstance(claimed, (PureDp, ApproximateDp)):
+        return claimed.claimed_epsilon, claimed.claimed_delta
+    raise InvalidArgument(
+        f"{claimed} is checked on Datasets (every neighbouring pair of datasets); on given pairs and in the "
+        "statistical mode only PureDp and ApproximateDp claims are."
+    )
+
+
+def _profile_points(profile: Any) -> Literal[True] | list[Any] | None:
+    """``profile=``: False (none), True (the default grid), or the eps values (checked numbers)."""
+    if profile is False or profile is None:
+        return None
+    if profile is True:
+        return True
+    if isinstance(profile, (str, bytes)) or not isinstance(profile, Iterable):
+        raise InvalidArgument(f"profile must be True, False or a list of eps values, got profile={profile!r}.")
+    from dpverify.validation import check_epsilon, exact_number
+
+    points = [exact_number("profile epsilon", e) for e in profile]
+    for point in points:
+        check_epsilon(point, "profile epsilon")
+    return points
+
+
+def _with_pairs_profile(result: Any) -> Any:
+    """A given-pairs result with its measured profile as ``result.profile``."""
+    measured = result.details.get("privacy_profile")
+    if not measured:
+        return result
+    return replace(result, profile=tuple((float(p["epsilon"]), float(p["delta"])) for p in measured))
+
