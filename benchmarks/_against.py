@@ -5,8 +5,16 @@ afterwards), then runs every workload as a fresh subprocess on each tree in turn
 baseline, current; round 2: baseline, current; ... — so both see the same machine load, and prints
 each workload's best wall and CPU time per tree and the ratio baseline / current. A workload is a
 Python snippet run with ``PYTHONPATH`` set to the tree; it must print one JSON object
-``{"wall": s, "cpu": s, "check": value}`` as its last line: ``check`` (e.g. eps*) must be the same
-on both trees, else the comparison says so (a speed-up that changes results is not one).
+``{"wall": s, "cpu": s, "check": value}`` as its last line (``PRELUDE``'s ``report`` prints it): ``check``
+(e.g. eps*) must be the same on both trees, else the comparison says so (a speed-up that changes
+results is not one).
+
+``dpverify.mechanisms`` is the top-level folder ``mechanisms/``, which a wheel installs as that
+subpackage (``package-dir`` in pyproject.toml); nothing maps it at import time. The temporary
+worktree gets the installed layout, a link ``dpverify/mechanisms -> ../mechanisms``, so its own
+folder is found on disk. This checkout's comes from the editable install of the venv running the
+benchmark (``make .venv/.installed-stamp``). Every run reports the files ``dpverify`` and
+``dpverify.mechanisms`` were loaded from, and one outside its tree stops the comparison.
 """
 
 from __future__ import annotations
@@ -23,23 +31,39 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 #: Put at the start of every workload: a timer printing the JSON line.
 PRELUDE = """
-import json, time
+import json, sys, time
 def report(function):
     w0, c0 = time.perf_counter(), time.process_time()
     check = function()
-    print(json.dumps({"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0, "check": check}))
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    files = [getattr(sys.modules.get(name), "__file__", None) for name in ("dpverify", "dpverify.mechanisms")]
+    print(json.dumps({"wall": wall, "cpu": cpu, "check": check, "files": [file for file in files if file]}))
 """
 
 
 @contextlib.contextmanager
 def checkout(ref: str) -> Iterator[str]:
-    """A detached worktree of ``ref`` (a commit, tag or branch), removed on exit."""
+    """A detached worktree of ``ref`` (a commit, tag or branch) in the installed layout, removed on exit."""
     folder = tempfile.mkdtemp(prefix="dpverify-baseline-")
     subprocess.run(["git", "-C", ROOT, "worktree", "add", "--quiet", "--detach", folder, ref], check=True)
     try:
+        installed_layout(folder)
         yield folder
     finally:
         subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", folder], check=False)
+
+
+def installed_layout(tree: str) -> None:
+    """Link ``tree/dpverify/mechanisms`` to ``tree/mechanisms``, the layout a wheel installs.
+
+    With ``tree`` on ``PYTHONPATH``, ``import dpverify.mechanisms`` then finds the tree's own folder
+    on disk, before the editable install's mapping to this checkout. An older commit whose
+    ``dpverify/`` holds its mechanisms (or has no ``mechanisms/`` beside it) is left as it is.
+    """
+    target = os.path.join(tree, "mechanisms")
+    link = os.path.join(tree, "dpverify", "mechanisms")
+    if os.path.isfile(os.path.join(target, "__init__.py")) and not os.path.lexists(link):
+        os.symlink(os.path.join(os.pardir, "mechanisms"), link, target_is_directory=True)
 
 
 def _run(tree: str, snippet: str) -> dict:
@@ -52,7 +76,14 @@ def _run(tree: str, snippet: str) -> dict:
                           text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"workload failed in {tree}:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    inside = os.path.realpath(tree) + os.sep
+    outside = [file for file in result.get("files", []) if not os.path.realpath(file).startswith(inside)]
+    if outside:
+        raise RuntimeError(f"the workload run on {tree} loaded {outside}, outside that tree: run the benchmark "
+                           f"with the python of this checkout's venv (.venv/bin/python, made by `make "
+                           f".venv/.installed-stamp`), whose editable install maps dpverify.mechanisms to mechanisms/")
+    return result
 
 
 def commit_of(tree: str) -> str:

@@ -17,7 +17,7 @@ Three parts (thresholds, exponential inner learner, replace-one neighbours, eps 
 (c) The largest n whose exhaustive C3 audit (|X| = 4, with proof steps) finishes within 60 s:
     n = 10, 12, 14, ..., each in a fresh process (cold), stopping after the first n over 60 s.
 
-Run: ``.venv/bin/python benchmarks/bench_agnostic.py`` (or ``PYTHONPATH=. python3 ...``). Times are
+Run: ``.venv/bin/python benchmarks/bench_agnostic.py``. Times are
 printed as wall and process CPU time; nothing is asserted about time.
 """
 

@@ -6,7 +6,7 @@ tree, interleaved, best of 3, and prints wall and CPU time and their ratios (see
 a speed-up must not change a figure. Also times the benchmark-suite rows alone (the SVT rows'
 exact probabilities were 34-47% of the audit).
 
-Run: ``PYTHONPATH=. python3 benchmarks/bench_audit.py [REF] [ROUNDS]`` (REF default ``HEAD~1``).
+Run: ``.venv/bin/python benchmarks/bench_audit.py [REF] [ROUNDS]`` (REF default ``HEAD~1``).
 ``--rows`` times each benchmark-suite row instead (process CPU of the row in one audit process, best
 of ROUNDS per row, the trees interleaved round by round; every row's eps*, delta* and verdict asserted
 equal between the trees), and prints the rows and their totals.

@@ -22,7 +22,7 @@ What is measured and what is extrapolated (the output labels every number):
 Every time is the best of several runs, as wall time and as this process's CPU time: the CPU
 figures are the stabler ones on a shared machine. Nothing is asserted about time.
 
-Run: ``make bench`` or ``PYTHONPATH=. python3 benchmarks/bench_core.py``; ``... bench_core.py --against
+Run: ``make bench`` or ``.venv/bin/python benchmarks/bench_core.py``; ``... bench_core.py --against
 REF [ROUNDS]`` times the black-box and exchangeable verify calls on this checkout and on commit
 ``REF`` instead, interleaved, best of ROUNDS (default 3), results compared (``benchmarks/_against.py``);
 ``... bench_core.py --kernels`` times black-box verify at n = 6 and 7 with the numpy and the compiled

@@ -114,17 +114,12 @@ def main(argv: list[str]) -> int:
 
 def _exact(against: str | None, rounds: int) -> int:
     """Paths per CPU-second of every exact case, here (and on ``against``, with the ratio)."""
-    import json
-    import subprocess
 
-    from _against import PRELUDE, ROOT, checkout, commit_of
+    from _against import ROOT, _run, checkout, commit_of
     from _exact_paths import CASES
 
     def run(tree: str, snippet: str) -> dict:
-        env = {**os.environ, "PYTHONPATH": tree}
-        done = subprocess.run([sys.executable, "-c", PRELUDE + snippet], cwd=tree, env=env, capture_output=True,
-                              text=True, check=True)
-        return json.loads(done.stdout.strip().splitlines()[-1])["check"]
+        return _run(tree, snippet)["check"]
 
     print(f"from_sampler path enumeration, paths per CPU-second (best of 3 per run); load {os.getloadavg()[0]:.2f}")
     if against is None:

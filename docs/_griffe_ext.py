@@ -1,12 +1,11 @@
 """Griffe extension for the API reference (mkdocs.yml: ``extensions``), in two parts.
 
 1. ``mechanisms/`` documented as ``dpverify.mechanisms``. A wheel installs the top-level folder
-   ``mechanisms/`` as the subpackage ``dpverify.mechanisms`` (``package-dir`` in pyproject.toml); in a
-   checkout ``dpverify._moved`` gives the folder that name at import time, through a meta-path
-   finder. Griffe reads source files statically and finds no ``dpverify/mechanisms/`` on disk, so
-   when it loads ``dpverify`` this extension loads the folder (found on the handler's ``paths``) and
-   attaches it as the member ``mechanisms``: every object in it then has its installed path,
-   ``dpverify.mechanisms.<module>.<name>``.
+   ``mechanisms/`` as the subpackage ``dpverify.mechanisms`` (``package-dir`` in pyproject.toml), as
+   does the editable install of a checkout. Griffe reads source files statically and finds no
+   ``dpverify/mechanisms/`` on disk, so when it loads ``dpverify`` this extension loads the folder
+   (found on the handler's ``paths``) and attaches it as the member ``mechanisms``: every object in
+   it then has its installed path, ``dpverify.mechanisms.<module>.<name>``. Nothing is imported.
 2. Sphinx roles in docstring prose (``:func:`verify```, ``:class:`~dpverify.errors.MechanismError```)
    shown as inline code (``verify``, ``MechanismError``) instead of as raw role markup; a ``~``
    keeps the last component only, as Sphinx does.

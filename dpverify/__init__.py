@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import importlib
 
-from dpverify._moved import install as _install_moved
 from dpverify.errors import (
     DpverifyError,
     EnumerationTooLarge,
@@ -27,8 +26,6 @@ from dpverify.errors import (
     MechanismError,
     NondeterministicMechanism,
 )
-
-_install_moved()  # the flat module paths before the subpackages (dpverify.checker, ...) keep working
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (see __getattr__)

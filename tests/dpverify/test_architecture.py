@@ -2,26 +2,28 @@
 
 Imports are read from the source (``ast``), every one of them: module level, inside functions
 (deferred) and under ``TYPE_CHECKING``. A deferred import that closes a cycle is still a cycle.
-Old flat module paths (``dpverify.checker``, see :mod:`dpverify._moved`) are resolved to where the
-modules live now. See docs/architecture.md for the picture.
+``import dpverify`` hooks nothing into the import system: the flat module paths of the development
+before the subpackages (``dpverify.checker``, ...) are gone, never aliased. See docs/architecture.md
+for the picture.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-
-from dpverify._moved import MOVED
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "dpverify"
 
 #: The layers, lowest first: a module may import from its own layer and the layers below it.
 LAYERS = [
-    {"dpverify.errors", "dpverify.validation", "dpverify._moved"},
+    {"dpverify.errors", "dpverify.validation"},
     {"dpverify.finite"},
     {"dpverify.parallel"},
     {"dpverify.verdict"},
@@ -45,14 +47,10 @@ MODULES = _modules()
 
 
 def _resolve(name: str) -> str | None:
-    """The dpverify module an import of ``name`` loads (old flat paths mapped; ``a.b.c`` where
-    ``c`` is a name in module ``a.b``: ``a.b``)."""
+    """The dpverify module an import of ``name`` loads (``a.b.c`` where ``c`` is a name in module
+    ``a.b``: ``a.b``); None for a name outside dpverify or a module that does not exist."""
     if not (name == "dpverify" or name.startswith("dpverify.")):
         return None
-    head, _, rest = name.partition(".")
-    first, _, tail = rest.partition(".")
-    if first in MOVED:
-        name = f"dpverify.{MOVED[first]}" + (f".{tail}" if tail else "")
     while name not in MODULES and "." in name:
         name = name.rsplit(".", 1)[0]
     return name if name in MODULES else None
@@ -142,8 +140,10 @@ def test_the_cycle_check_finds_a_planted_cycle():
 def test_the_import_reader_sees_deferred_imports(graph):
     # dpverify.verdict.engine imports the executors inside a function (its parallel sweep).
     assert "dpverify.parallel.executors" in graph["dpverify.verdict.engine"]
-    # an old flat path resolves to the module's new home
-    assert _resolve("dpverify.checker") == "dpverify.checking.checker"
+    # a name inside a module resolves to the module; a name outside dpverify to nothing
+    assert _resolve("dpverify.checking.checker.verify") == "dpverify.checking.checker"
+    assert _resolve("dpverify.verify") == "dpverify"
+    assert _resolve("numpy.linalg") is None
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -152,11 +152,46 @@ def test_every_import_goes_down_the_layers(graph, module):
     assert upward == [], f"{module} (layer {_layer(module)}) imports from a higher layer: {upward}"
 
 
-def test_old_flat_paths_are_the_same_module_objects():
-    # documented paths such as dpverify.neighbors keep working, and patching either path patches both
-    for old, new in MOVED.items():
-        assert importlib.import_module(f"dpverify.{old}") is importlib.import_module(f"dpverify.{new}"), old
-    assert set(MOVED.values()) <= set(m.removeprefix("dpverify.") for m in MODULES)
+#: The flat module paths of the development before the subpackages (never released): each module
+#: now lives in its subpackage only, e.g. dpverify.checker is dpverify.checking.checker.
+OLD_FLAT_PATHS = [
+    "domains", "distribution", "mechanism", "multisets", "neighbors", "pair_sources", "executors", "_transport",
+    "progress", "engine", "_sweep", "_certify", "witness", "claims", "privacy_loss", "assumptions", "rows",
+    "continuous", "piecewise", "_ratio_sup", "_enclosures", "checker", "evaluation", "symmetry", "input_pairs",
+    "pair_cover", "public_data", "cli", "report", "audit", "pytest_plugin", "strategies", "_hypothesis_profiles",
+]
+
+
+@pytest.mark.parametrize("old", OLD_FLAT_PATHS)
+def test_an_old_flat_path_is_no_module(old):
+    with pytest.raises(ModuleNotFoundError) as raised:
+        importlib.import_module(f"dpverify.{old}")
+    assert raised.value.name == f"dpverify.{old}"  # missing itself, not a failing import inside it
+    assert f"dpverify.{old}" not in MODULES
+
+
+_META_PATH = """
+import json, sys
+def names():  # a finder on sys.meta_path is a class or an instance
+    return [getattr(finder, "__module__", None) or type(finder).__module__ for finder in sys.meta_path]
+before = names()
+import dpverify, dpverify.mechanisms.noise, dpverify.checking.checker
+try:
+    import dpverify.checker
+    old = "imported"
+except ModuleNotFoundError as error:
+    old = error.name
+print(json.dumps({"before": before, "after": names(), "old": old}))
+"""
+
+
+def test_import_dpverify_hooks_nothing_into_the_import_system():
+    # A fresh interpreter (this one imported dpverify already, through its pytest plugin).
+    done = subprocess.run([sys.executable, "-c", _META_PATH], capture_output=True, text=True, check=True, cwd=ROOT)
+    found = json.loads(done.stdout)
+    assert found["after"] == found["before"]
+    assert not [name for name in found["after"] if name.startswith("dpverify")]
+    assert found["old"] == "dpverify.checker"
 
 
 def _top_level_mechanisms_imports(path: Path) -> list[int]:

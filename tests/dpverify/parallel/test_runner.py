@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from dpverify import executors
+from dpverify.parallel import executors
 from dpverify.parallel.executors import Shared, open_executor, shard_ranges
 
 
@@ -63,7 +63,7 @@ def test_shared_files_are_removed_after_their_phase():
 
 
 def test_shared_files_fall_back_to_the_temporary_folder_when_memory_is_short(monkeypatch):
-    from dpverify import _transport
+    from dpverify.parallel import _transport
 
     assert _transport._memory_folder(0) in ("/dev/shm", None)
 

@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 import sympy
 
-from dpverify import Verdict, analyze, engine, verify
-from dpverify import _sweep as sweep_kernel
+from dpverify import Verdict, analyze, verify
+from dpverify.verdict import _sweep as sweep_kernel
+from dpverify.verdict import engine
 from dpverify.verdict._certify import certify_pair
 from dpverify.verdict.engine import RowPairs, decide
 
@@ -164,8 +165,8 @@ def test_the_float_prefilter_grouped_by_rows_decides_as_per_candidate(monkeypatc
     # surely_within_rounding computes one result per distinct pair of float rows when candidates
     # are many: the same answers as candidate by candidate (its grouping switched off). At ln 3 all
     # 15,000 candidates are within rounding, at ln 3 - 1e-8 none (a violation beyond rounding).
-    from dpverify import _certify
     from dpverify.checking.checker import _certifiable
+    from dpverify.verdict import _certify
 
     mechanism = rr_count(Fraction(3, 4), 3, 5, exact=False)
     pairs = _certifiable(analyze(mechanism, records=range(10), n=3), mechanism, None)
@@ -256,7 +257,7 @@ def test_walk_candidates_is_the_per_candidate_walk_on_any_outcomes(monkeypatch, 
     # walk_candidates against the per-candidate walk on random candidate lists whose certificates
     # are drawn at random per row pair (any order of holds / within / undecided / violated, quick
     # flags anywhere): the same stop, closest pair, counts and certificates.
-    from dpverify import _certify
+    from dpverify.verdict import _certify
     from dpverify.verdict._certify import PairCertificate, RowClasses, walk_candidates
     from dpverify.verdict.engine import _Candidates
 

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 import sympy
 
-from dpverify import Verdict, engine, verify
+from dpverify import Verdict, verify
+from dpverify.verdict import engine
 from dpverify.verdict.engine import DEFAULT_FLOAT_ERROR
 
 
