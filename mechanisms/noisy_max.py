@@ -62,8 +62,9 @@ def noise_for(noise: str, scale: Fraction) -> Noise:
         raise InvalidArgument(
             "noise='gaussian' is refused: the argmax probabilities of Gaussian noise have no closed form "
             "(integrals of products of normal CDFs) and dpverify puts no uncertified quadrature in a verdict. "
-            "Use noise='laplace', 'exponential' or 'geometric' here; the Gaussian mechanism itself is decided "
-            "exactly by dpverify.mechanisms.gaussian.verify_gaussian."
+            "Use noise='laplace', 'exponential' or 'geometric' here; the Gaussian mechanism itself "
+            "(dpverify.mechanisms.gaussian.GaussianMechanism) is decided exactly by "
+            "dpverify.checking.gaussian.verify_gaussian."
         )
     raise InvalidArgument(f"noise must be one of {_NOISES}, got noise={noise!r}.")
 

@@ -394,7 +394,13 @@ def verify_pairs(
 def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any, declared: float | None,
                    executor: Any, profile: Sequence[Any] | None = None, *, delta_figure: bool = True) -> PairsResult:
     """The verdict on ``inputs`` (``delta_figure=False``: a continuous output's delta* is not needed,
-    as when a pure claim's cover is tested outside it)."""
+    as when a pure claim's cover is tested outside it). A mechanism declaring ``gaussian_output`` is
+    decided by :func:`dpverify.densities.gaussian.decide_gaussian`, one declaring ``continuous_output``
+    by :func:`dpverify.densities.continuous.verify_densities`."""
+    if getattr(mechanism, "gaussian_output", False):
+        from dpverify.densities.gaussian import decide_gaussian
+
+        return decide_gaussian(mechanism, inputs, epsilon=epsilon, delta=delta, profile=profile)
     if getattr(mechanism, "continuous_output", False):
         from dpverify.densities.continuous import verify_densities
 

@@ -1,4 +1,4 @@
-"""Audit rows (claim id ``GAUSS``) for the Gaussian mechanism, decided exactly (:mod:`dpverify.mechanisms.gaussian`).
+"""Audit rows (claim id ``GAUSS``) for the Gaussian mechanism, decided exactly (:mod:`dpverify.densities.gaussian`).
 
 * ``gaussian_classical`` — Dwork and Roth 2014, Theorem A.1: ``sigma = Delta sqrt(2 ln(1.25/delta))/eps``
   for ``eps < 1`` is ``(eps, delta)``-DP. Holds with room: ``details["delta_slack"]`` is the claimed
@@ -26,11 +26,13 @@ from fractions import Fraction
 from functools import partial
 from typing import Any
 
+from dpverify.checking.gaussian import verify_gaussian
 from dpverify.checking.input_pairs import all_query_vectors
+from dpverify.densities.gaussian_profile import analytic_sigma, classical_sigma
 from dpverify.errors import InvalidArgument
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 
-from ..gaussian import GaussianMechanism, analytic_sigma, classical_sigma, verify_gaussian
+from ..gaussian import GaussianMechanism
 
 __all__ = ["cases", "measure", "histogram_counts", "INPUTS", "CLAIMS"]
 
