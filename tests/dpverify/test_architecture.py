@@ -21,7 +21,7 @@ PACKAGE = ROOT / "dpverify"
 
 #: The layers, lowest first: a module may import from its own layer and the layers below it.
 LAYERS = [
-    {"dpverify.errors", "dpverify.validation", "dpverify._moved"},
+    {"dpverify.errors", "dpverify.validation", "dpverify.types", "dpverify._moved"},
     {"dpverify.finite"},
     {"dpverify.parallel"},
     {"dpverify.verdict"},
