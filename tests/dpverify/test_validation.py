@@ -27,6 +27,7 @@ from dpverify.validation import (
     check_type,
     claim_number,
     exact_number,
+    number_from_text,
     simplest_fraction,
 )
 
@@ -81,7 +82,7 @@ def test_exact_number_keeps_irrational_sympy_numbers():
     "value, pattern",
     [
         (None, "x must be a real number .*got x=None"),
-        ("0.1", "got x='0.1'"),
+        ("0.1 x", "names allowed: E, exp, ln, log, pi, sqrt.*got x='0.1 x'"),  # a string that spells no number
         (True, "not a bool, got x=True"),
         (float("nan"), "finite real number, got x=nan"),
         (float("inf"), "finite real number, got x=inf"),
@@ -93,6 +94,62 @@ def test_exact_number_keeps_irrational_sympy_numbers():
 def test_exact_number_rejects(value, pattern):
     with pytest.raises(InvalidArgument, match=pattern):
         exact_number("x", value)
+
+
+# -- expression strings: read by exact_number and claim_number, refused by the check_* functions ------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0.1", Fraction(1, 10)),  # the float 0.1, read as every float is: 1/10
+        ("1e-5", Fraction(1, 10**5)),
+        ("1/3", Fraction(1, 3)),  # exact: sympy's Rational(1, 3)
+        ("2**-3", Fraction(1, 8)),
+        (" 3 ", Fraction(3)),
+        ("ln(2)", sympy.log(2)),  # ln is log
+        ("log(3) / 2", sympy.log(3) / 2),
+        ("exp(-1) + sqrt(2)", sympy.exp(-1) + sympy.sqrt(2)),
+        ("pi", sympy.pi),
+        ("E", sympy.E),
+    ],
+)
+def test_exact_number_reads_an_expression_string(text, expected):
+    assert exact_number("x", text) == expected
+    assert number_from_text("x", text) == (float(text) if text in ("0.1", "1e-5", " 3 ") else expected)
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        ("", r"x must be a number or an expression such as log\(3\) or 1/3 .*got x=''"),
+        ("eps", r"names allowed: E, exp, ln, log, pi, sqrt\), got x='eps'"),
+        ("__import__('os')", r"got x=\"__import__\('os'\)\""),  # a quote is no character of an expression
+        ("lambda: 1", r"got x='lambda: 1'"),
+        ("log(3", r"x must be a real number or expression like log\(3\), got x='log\(3'"),  # does not parse
+        ("sqrt(-1)", r"real number or expression like log\(3\), got x='sqrt\(-1\)'"),  # I
+        ("1/0", r"real number or expression like log\(3\), got x='1/0'"),  # zoo
+        ("nan", "finite real number, got x=nan"),  # a float literal, then read as floats are
+    ],
+)
+def test_exact_number_refuses_a_string_that_spells_no_real_number(text, pattern):
+    with pytest.raises(InvalidArgument, match=pattern):
+        exact_number("x", text)
+
+
+def test_a_string_claim_is_read_as_the_command_line_reads_it():
+    # "0.1" is the float 0.1, so it gets a float's allowance; "1/10" is exact and gets none
+    assert claim_number("epsilon", "0.1") == claim_number("epsilon", 0.1) == Fraction(1, 10) * (1 + FLOAT_CLAIM_ALLOWANCE)
+    assert claim_number("epsilon", "1/10") == Fraction(1, 10)
+    assert claim_number("epsilon", "ln(3)") == sympy.log(3)
+
+
+@pytest.mark.parametrize("check", [check_number, check_positive, check_probability, check_epsilon, check_delta])
+def test_the_checks_refuse_strings_they_would_return_unread(check):
+    # check_* return the value given; a string accepted here would reach a mechanism's arithmetic
+    name = {check_epsilon: "epsilon", check_delta: "delta"}.get(check, "x")
+    with pytest.raises(InvalidArgument, match=f"{name} must be .*got {name}='1/3'"):
+        check("1/3") if check in (check_epsilon, check_delta) else check(name, "1/3")
 
 
 def test_a_float_claim_gets_its_rounding_allowance_an_exact_one_none():
