@@ -4,9 +4,9 @@ dpverify ships ``py.typed``; these names are what its public signatures say inst
 
 * :data:`Number` — a privacy parameter as a claim states it: an ``int``, ``float``,
   :class:`~fractions.Fraction`, :class:`~decimal.Decimal`, a sympy number (``sympy.log(3)``) or an
-  expression string (``"ln(2)"``, ``"1/3"``) that :func:`dpverify.validation.exact_number` reads.
-  :data:`RealNumber` is the same without the string: a probability, or a parameter of a function
-  that takes numbers only.
+  expression string (``"ln(2)"``, ``"1/3"``), read when the claim is made
+  (:func:`dpverify.validation.number_from_text`). :data:`RealNumber` is the same without the
+  string: a probability, or a parameter of a function that takes numbers only.
 * :class:`Mechanism` — ``dataset -> {outcome: probability}``, the exact output distribution.
   :class:`PublicMechanism` is ``(public, dataset) -> {outcome: probability}``.
 * :class:`Sampler` — ``(dataset, rng) -> output``, one draw (for ``from_sampler`` and
@@ -68,8 +68,8 @@ class SympyNumber(Protocol):
 RealNumber: TypeAlias = Union[int, float, Fraction, "Decimal", SympyNumber]
 #: A privacy parameter as a claim states it: a :data:`RealNumber` or an expression string such as
 #: ``"ln(2)"`` or ``"1/3"`` (numbers, ``+ - * / ** ( )`` and ``log``, ``ln``, ``exp``, ``sqrt``,
-#: ``pi``, ``E``), read by :func:`dpverify.validation.exact_number`; a decimal string (``"0.1"``) is
-#: the float it spells, as on the command line.
+#: ``pi``, ``E``), read when the claim is made (:func:`dpverify.validation.number_from_text`); a
+#: decimal string (``"0.1"``) is the float it spells, as on the command line.
 Number: TypeAlias = RealNumber | str
 
 #: A dataset: a tuple of (hashable) records. ``Any`` records, so that a mechanism may annotate its

@@ -9,8 +9,8 @@ itself for a number).
 
 Reading numbers exactly (:func:`exact_number`). dpverify computes certificates with exact numbers,
 and a parameter or claim may be an ``int``, a :class:`~fractions.Fraction`, a ``float``, a sympy
-number or a ``decimal.Decimal`` (:data:`dpverify.types.RealNumber`), and a claim also an expression
-string (:data:`dpverify.types.Number`; :func:`number_from_text`). Exact kinds are taken as they are.
+number or a ``decimal.Decimal`` (:data:`dpverify.types.RealNumber`); a claim may also be stated as
+an expression string (:data:`dpverify.types.Number`, below). Exact kinds are taken as they are.
 A float ``x`` is read as the *simplest fraction that rounds to x* — the one with the smallest
 denominator among all rationals whose nearest float is ``x`` (Common Lisp's ``rationalize``) — so
 ``0.1`` is 1/10, ``1/3`` typed as a float is 1/3, ``1/24`` is 1/24 (``ceil(epsilon * n)`` at
@@ -31,11 +31,13 @@ with the engine's float error model around it (see :mod:`dpverify.verdict.engine
 
 Expression strings (:func:`number_from_text`). A claim may state its parameters as text, as the
 command line does: ``"ln(2)"`` is ``sympy.log(2)``, ``"1/3"`` is ``Fraction(1, 3)``, and a decimal
-literal ``"0.1"`` is the float ``0.1`` (so ``--epsilon 0.1``, ``epsilon="0.1"`` and ``epsilon=0.1``
+literal ``"0.1"`` is the float ``0.1`` (so ``--epsilon 0.1``, ``PureDp("0.1")`` and ``PureDp(0.1)``
 are one claim). Only numbers, ``+ - * / ** ( )`` and the names ``log``, ``ln``, ``exp``, ``sqrt``,
-``pi``, ``E`` are read; nothing else is evaluated. :func:`exact_number` and :func:`claim_number` read
-strings; the ``check_*`` functions, which return the value they were given, refuse them (a string
-passed on would reach arithmetic unread).
+``pi``, ``E`` are read; nothing else is evaluated. Strings are read where a claim is made (the claim
+values of :mod:`dpverify.verdict.claims` read them on construction, so ``verify(epsilon="ln(2)")``
+works) and nowhere else: :func:`exact_number` and the ``check_*`` functions refuse them, so the
+parameters of a mechanism stay numbers (a ``check_*`` function returns the value it was given, and
+a string accepted there would reach arithmetic unread).
 """
 
 from __future__ import annotations
@@ -184,15 +186,12 @@ def exact_number(name: str, value: Any, *, fix: str | None = None) -> Any:
 
     Returns a :class:`~fractions.Fraction` for every rational input (``int``, ``Fraction``,
     ``Decimal``, a sympy rational; a float or sympy ``Float`` as the simplest fraction that rounds
-    to it; any other real type through ``float()``; an expression string through
-    :func:`number_from_text`), and an irrational sympy number (``log(3)``) unchanged.
+    to it; any other real type through ``float()``), and an irrational sympy number (``log(3)``)
+    unchanged. A string is refused: :func:`number_from_text` reads one.
 
     Raises:
-        InvalidArgument: not a real number, not finite, a sympy expression with free symbols, or a
-            string that is not a number or expression (:func:`number_from_text`).
+        InvalidArgument: not a real number, not finite, or a sympy expression with free symbols.
     """
-    if isinstance(value, str):
-        return exact_number(name, number_from_text(name, value), fix=fix)
     if isinstance(value, bool):
         raise InvalidArgument(_message(name, value, "a real number (int, float, Fraction or sympy), not a bool", fix=fix))
     if isinstance(value, Fraction):
@@ -236,8 +235,6 @@ def claim_number(name: str, value: Any) -> Any:
     """The exact number a claimed epsilon or delta is checked at: :func:`exact_number`, raised by the
     relative :data:`FLOAT_CLAIM_ALLOWANCE` when the claim is a float (a float stands for any real
     within its rounding; see the module docstring)."""
-    if isinstance(value, str):
-        value = number_from_text(name, value)  # "0.1" is the float 0.1, a float claim
     number = exact_number(name, value)
     if isinstance(value, float) or type(value).__name__ == "Float":
         return number * (1 + FLOAT_CLAIM_ALLOWANCE)
@@ -345,8 +342,6 @@ def _check_number_slow(
 
 
 def _read(name: str, value: Any, what: str | None, fix: str | None) -> Any:
-    if isinstance(value, str):  # returned unchanged, a string would reach arithmetic unread
-        raise InvalidArgument(_message(name, value, "a number", what=what, fix=fix))
     try:
         return exact_number(name, value, fix=fix)
     except InvalidArgument:
