@@ -9,14 +9,16 @@ itself for a number).
 
 Reading numbers exactly (:func:`exact_number`). dpverify computes certificates with exact numbers,
 and a parameter or claim may be an ``int``, a :class:`~fractions.Fraction`, a ``float``, a sympy
-number or a ``decimal.Decimal``. Exact kinds are taken as they are. A float ``x`` is read as the
-*simplest fraction that rounds to x* — the one with the smallest denominator among all rationals
-whose nearest float is ``x`` (Common Lisp's ``rationalize``) — so ``0.1`` is 1/10, ``1/3`` typed as
-a float is 1/3, ``1/24`` is 1/24 (``ceil(epsilon * n)`` at ``n = 24`` is 1, not 2 through the
-float's binary excess), and ``math.log(3)`` is a fraction with a denominator of about 10**8 that
-lies within half a unit in the last place of the float (``float(exact_number(x)) == x`` always). A
-sympy ``Float`` is read the same way at its own precision. This is the one reading: the checker's
-claims, the mechanisms' exact modes and the command line all give ``0.1`` the value 1/10.
+number or a ``decimal.Decimal`` (:data:`dpverify.types.RealNumber`); a claim may also be stated as
+an expression string (:data:`dpverify.types.Number`, below). Exact kinds are taken as they are.
+A float ``x`` is read as the *simplest fraction that rounds to x* — the one with the smallest
+denominator among all rationals whose nearest float is ``x`` (Common Lisp's ``rationalize``) — so
+``0.1`` is 1/10, ``1/3`` typed as a float is 1/3, ``1/24`` is 1/24 (``ceil(epsilon * n)`` at
+``n = 24`` is 1, not 2 through the float's binary excess), and ``math.log(3)`` is a fraction with a
+denominator of about 10**8 that lies within half a unit in the last place of the float
+(``float(exact_number(x)) == x`` always). A sympy ``Float`` is read the same way at its own
+precision. This is the one reading: the checker's claims, the mechanisms' exact modes and the
+command line all give ``0.1`` the value 1/10.
 
 A float *claim* stands for any real number within its own rounding: ``epsilon=math.log(3)`` means
 ln 3, which no float equals. :func:`claim_number` therefore checks a float claim at
@@ -26,12 +28,23 @@ float's binary value), so randomized response with ``p = 3/4`` holds at ``math.l
 violated at ``math.log(3) - 1e-9``. Exact claims (``Fraction``, ``sympy.log(3)``) get no allowance.
 Probabilities returned by a mechanism are not parameters: a float probability is its binary value
 with the engine's float error model around it (see :mod:`dpverify.verdict.engine`).
+
+Expression strings (:func:`number_from_text`). A claim may state its parameters as text, as the
+command line does: ``"ln(2)"`` is ``sympy.log(2)``, ``"1/3"`` is ``Fraction(1, 3)``, and a decimal
+literal ``"0.1"`` is the float ``0.1`` (so ``--epsilon 0.1``, ``PureDp("0.1")`` and ``PureDp(0.1)``
+are one claim). Only numbers, ``+ - * / ** ( )`` and the names ``log``, ``ln``, ``exp``, ``sqrt``,
+``pi``, ``E`` are read; nothing else is evaluated. Strings are read where a claim is made (the claim
+values of :mod:`dpverify.verdict.claims` read them on construction, so ``verify(epsilon="ln(2)")``
+works) and nowhere else: :func:`exact_number` and the ``check_*`` functions refuse them, so the
+parameters of a mechanism stay numbers (a ``check_*`` function returns the value it was given, and
+a string accepted there would reach arithmetic unread).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import re
 import sys
 from collections.abc import Iterable
 from fractions import Fraction
@@ -43,6 +56,8 @@ from dpverify.errors import InvalidArgument
 __all__ = [
     "FLOAT_CLAIM_ALLOWANCE",
     "exact_number",
+    "number_from_text",
+    "EXPRESSION_NAMES",
     "claim_number",
     "simplest_fraction",
     "check_integer",
@@ -129,13 +144,50 @@ def _sympy_float_fraction(value: Any) -> Fraction:
     return -result if sign else result
 
 
+#: The names an expression string may use (:func:`number_from_text`); ``ln`` is ``log``.
+EXPRESSION_NAMES = frozenset({"log", "ln", "exp", "sqrt", "pi", "E"})
+
+
+def number_from_text(name: str, text: str) -> Any:
+    """The number an expression string spells (module docstring, "Expression strings").
+
+    A float literal (``"0.1"``, ``"1e-5"``) stays a float, read like ``0.1`` in Python; an
+    expression of numbers, ``+ - * / ** ( )`` and :data:`EXPRESSION_NAMES` becomes an exact value:
+    a Fraction when rational (``"1/3"``), else a sympy number (``"ln(2)"`` is ``log(2)``). Nothing
+    else is evaluated.
+
+    Raises:
+        InvalidArgument: another name or character, or an expression that is not a finite real
+            number; the message names ``name`` and the string.
+    """
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    names = set(re.findall(r"[A-Za-z_]+", text))
+    if not re.fullmatch(r"[0-9A-Za-z_+\-*/().\s]+", text) or not names <= EXPRESSION_NAMES:
+        raise InvalidArgument(
+            f"{name} must be a number or an expression such as log(3) or 1/3 (names allowed: "
+            f"{', '.join(sorted(EXPRESSION_NAMES))}), got {name}={text!r}."
+        )
+    import sympy  # only for expressions: reading numbers needs no sympy
+
+    try:
+        value = sympy.sympify(text.replace("ln", "log"), rational=True)
+    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
+        value = None
+    if not isinstance(value, sympy.Basic) or value.free_symbols or not value.is_real:
+        raise InvalidArgument(f"{name} must be a real number or expression like log(3), got {name}={text!r}.")
+    return exact_number(name, value)
+
+
 def exact_number(name: str, value: Any, *, fix: str | None = None) -> Any:
     """``value`` as an exact number, by the one policy of this module's docstring.
 
     Returns a :class:`~fractions.Fraction` for every rational input (``int``, ``Fraction``,
     ``Decimal``, a sympy rational; a float or sympy ``Float`` as the simplest fraction that rounds
     to it; any other real type through ``float()``), and an irrational sympy number (``log(3)``)
-    unchanged.
+    unchanged. A string is refused: :func:`number_from_text` reads one.
 
     Raises:
         InvalidArgument: not a real number, not finite, or a sympy expression with free symbols.

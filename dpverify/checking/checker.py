@@ -62,6 +62,7 @@ from dpverify.finite.neighbors import NeighborRelation, PairSet, relation
 from dpverify.finite.records import check_records
 from dpverify.parallel.executors import check_picklable, open_executor
 from dpverify.parallel.progress import Progress
+from dpverify.types import ExecutorSpec, Number
 from dpverify.validation import check_callable, check_integer
 from dpverify.verdict.assumptions import Assumption, Status, new_seed, settle
 from dpverify.verdict.claims import Claim, claim_from_arguments
@@ -209,7 +210,7 @@ def analyze(
     exchangeable: bool | str | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     progress: bool | Callable[[str], None] = False,
-    executor: Any = None,
+    executor: ExecutorSpec = None,
     seed: int | None = None,
     exchangeable_samples: int | None = None,
 ) -> Analysis:
@@ -373,15 +374,15 @@ def verify_datasets(
     *,
     records: Sequence[Hashable],
     n: int,
-    epsilon: Any = None,
-    delta: Any = None,
+    epsilon: Number | None = None,
+    delta: Number | None = None,
     neighbors: str | NeighborRelation = "substitute",
     exchangeable: bool | str | None = None,
     max_pairs: int = DEFAULT_MAX_PAIRS,
     progress: bool | Callable[[str], None] = False,
     float_error: float | None = None,
     claim: Claim | None = None,
-    executor: Any = None,
+    executor: ExecutorSpec = None,
     seed: int | None = None,
     exchangeable_samples: int | None = None,
     profile: bool | Sequence[Any] | None = None,

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,6 +47,7 @@ from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, relation
 from dpverify.finite.records import check_records
 from dpverify.parallel.executors import Shared, check_picklable, open_executor
+from dpverify.types import ExecutorSpec, RealNumber, Sampler
 from dpverify.validation import check_callable, check_integer, check_number, claim_number, exact_number
 from dpverify.verdict.assumptions import new_seed
 from dpverify.verdict.engine import Verdict
@@ -62,22 +63,20 @@ MAX_DATASETS = 100_000
 #: The most pairs it may have (events are chosen for each pair, a few milliseconds each).
 MAX_PAIRS = 100_000
 
-Sampler = Callable[..., Any]
-
 
 def estimate_sampler(
     sampler: Sampler,
     *,
-    pairs: Any = None,
+    pairs: InputPairs | Iterable[tuple[Sequence[Any], Sequence[Any]]] | None = None,
     records: Sequence[Hashable] | None = None,
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
-    epsilon: Any,
-    delta: Any = 0,
+    epsilon: RealNumber,
+    delta: RealNumber = 0,
     samples: int = 100_000,
     confidence: float = 0.95,
     random_state: int | None = None,
-    executor: Any = None,
+    executor: ExecutorSpec = None,
 ) -> EstimateResult:
     """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``.
 

@@ -35,9 +35,10 @@ import sys
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from fractions import Fraction
 from numbers import Number
-from typing import Any
+from typing import Any, overload
 
 from dpverify.errors import InvalidArgument
+from dpverify.types import RealNumber
 
 __all__ = ["Distribution", "FLOAT_SUM_TOLERANCE", "is_exact_number"]
 
@@ -238,7 +239,17 @@ class Distribution(Mapping):
     # ``Mapping[Hashable, Any]`` would refuse a ``dict[int, Fraction]``. Hashability is checked here.
     __slots__ = ("_probabilities", "_hash", "_unexplored")
 
-    def __init__(self, probabilities: Mapping[Any, Any] | Iterable[tuple[Hashable, Any]], *, unexplored: Any = 0):
+    # Two signatures for a type checker: a dict display such as ``{0: Fraction(1, 2), 1: 0.5}`` is read
+    # against each alone (against their union mypy infers ``dict[int, object]`` and refuses it).
+    @overload
+    def __init__(self, probabilities: Mapping[Any, RealNumber], *, unexplored: RealNumber = 0) -> None: ...
+
+    @overload
+    def __init__(self, probabilities: Iterable[tuple[Hashable, RealNumber]], *, unexplored: RealNumber = 0) -> None: ...
+
+    def __init__(
+        self, probabilities: Mapping[Any, RealNumber] | Iterable[tuple[Hashable, RealNumber]], *, unexplored: RealNumber = 0
+    ) -> None:
         items = probabilities.items() if isinstance(probabilities, Mapping) else probabilities
         cleaned: dict[Hashable, Any] = {}
         for outcome, value in items:

@@ -1,6 +1,7 @@
 """What dpverify checks: the mechanism protocols, and how a known-broken variant names its parent.
 
-Any callable that maps a dataset to its exact output distribution is a :class:`Mechanism`; nothing
+Any callable that maps a dataset to its exact output distribution is a :class:`Mechanism` (defined
+in :mod:`dpverify.types` with the other public type names, and importable from here); nothing
 needs to inherit from anything. A mechanism tells the checker more through optional attributes:
 
 * ``exact_distribution(dataset)`` (:class:`ExactMechanism`) — the same distribution with exact
@@ -25,21 +26,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from dpverify.types import Dataset, Mechanism  # the protocol lives with the other public type names
+
 __all__ = ["Mechanism", "ExactMechanism", "Learner", "TwoNumberModes", "mutant", "parent_of", "is_mutant"]
 
-Dataset = tuple
 _T = TypeVar("_T")
-
-
-@runtime_checkable
-class Mechanism(Protocol):
-    """A randomized algorithm given by its exact output distribution: ``dataset -> {outcome: P}``.
-
-    The mapping's values are probabilities (float, int, Fraction or sympy numbers) summing to 1;
-    outcomes are any hashable values. Returning a :class:`dpverify.Distribution` validates that.
-    """
-
-    def __call__(self, dataset: Dataset, /) -> Mapping[Any, Any]: ...
 
 
 @runtime_checkable

@@ -63,9 +63,10 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,7 @@ from dpverify.finite._global_random import (  # the readers live there now; the 
 )
 from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
+from dpverify.types import RealNumber, Sampler
 from dpverify.validation import check_bool, check_callable, check_integer, check_number, exact_number
 
 __all__ = ["from_sampler", "SamplerMechanism", "Enumeration", "DEFAULT_MAX_PATHS", "SUPPORTED_CALLS"]
@@ -112,13 +114,13 @@ _PLAIN = (int, float, str, bool, bytes, Fraction, type(None))
 
 
 def from_sampler(
-    sampler: Callable[[Any, Any], Any],
+    sampler: Sampler,
     *,
     max_paths: int = DEFAULT_MAX_PATHS,
-    tail: Any = 0,
+    tail: RealNumber = 0,
     max_depth: int = DEFAULT_MAX_DEPTH,
     deterministic: bool = False,
-    patch: Any = None,
+    patch: str | ModuleType | Iterable[str | ModuleType] | None = None,
 ) -> SamplerMechanism:
     """The mechanism whose exact output distribution is that of ``sampler(dataset, rng)``.
 

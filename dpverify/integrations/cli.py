@@ -33,7 +33,6 @@ import concurrent.futures
 import importlib
 import inspect
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -54,7 +53,7 @@ from dpverify.errors import (
     NondeterministicMechanism,
 )
 from dpverify.integrations import contract
-from dpverify.validation import exact_number
+from dpverify.validation import number_from_text
 
 __all__ = [
     "main", "build_parser", "EXIT_CODES", "EXIT_HOLDS", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILURE", "EXIT_UNDECIDED",
@@ -84,33 +83,11 @@ exit codes:
      the only rows not as expected are UNDECIDED)"""
 
 
-_ALLOWED_NAMES = {"log", "ln", "exp", "sqrt", "pi", "E"}
-
-
 def _parse_number(text: str, name: str) -> Any:
-    """A float literal stays a float, read like ``0.1`` in Python (by the one policy of
-    :mod:`dpverify.validation`: ``--epsilon 0.1`` and ``epsilon=0.1`` are the same claim); an
-    expression of numbers, + - * / ** ( ) and log, ln, exp, sqrt, pi, E becomes an exact value
-    (``1/3`` a Fraction, ``log(3)`` a sympy number). Nothing else is evaluated."""
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    names = set(re.findall(r"[A-Za-z_]+", text))
-    if not re.fullmatch(r"[0-9A-Za-z_+\-*/().\s]+", text) or not names <= _ALLOWED_NAMES:
-        raise InvalidArgument(
-            f"--{name} must be a number or an expression such as log(3) or 1/3 (names allowed: "
-            f"{', '.join(sorted(_ALLOWED_NAMES))}), got {text!r}."
-        )
-    import sympy  # only for exact expressions: the CLI starts without it
-
-    try:
-        value = sympy.sympify(text.replace("ln", "log"), rational=True)
-    except (sympy.SympifyError, SyntaxError, TypeError, ValueError):
-        value = None
-    if not isinstance(value, sympy.Basic) or value.free_symbols or not value.is_real:
-        raise InvalidArgument(f"--{name} must be a real number or expression like log(3), got {text!r}.")
-    return exact_number(f"--{name}", value)
+    """``--name text``: a float literal stays a float, read like ``0.1`` in Python (``--epsilon 0.1``
+    and ``epsilon=0.1`` are the same claim); an expression (``1/3``, ``log(3)``) becomes an exact
+    value; nothing else is evaluated (:func:`dpverify.validation.number_from_text`)."""
+    return number_from_text(f"--{name}", text)
 
 
 def _parse_parameter(text: str) -> Any:

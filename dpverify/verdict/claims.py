@@ -2,7 +2,9 @@
 
 A claim is a frozen value, validated once on construction through :mod:`dpverify.validation`
 (numbers are read by its one policy: a float ``0.1`` is 1/10, and a float claim stands for any
-real within its rounding):
+real within its rounding). Its parameters are :data:`dpverify.types.Number` values: an expression
+string (``PureDp("ln(3)")``) is read on construction, and the claim holds the number it spells
+(``sympy.log(3)``; ``"1/3"`` a Fraction, ``"0.1"`` the float):
 
 * :class:`PureDp` ``(epsilon)`` — ``P(S) <= e^eps Q(S)`` for every neighbour pair and output set S
   (Dwork & Roth 2014, Def. 2.4 with delta = 0).
@@ -40,7 +42,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpverify.errors import InvalidArgument
-from dpverify.validation import check_callable, check_delta, check_epsilon, check_probability
+from dpverify.types import Number, RealNumber
+from dpverify.validation import check_callable, check_delta, check_epsilon, check_probability, number_from_text
 
 if TYPE_CHECKING:
     from dpverify.verdict.engine import Decision, RowPairs
@@ -68,12 +71,19 @@ class Claim:
     and gamma)."""
 
     @property
-    def claimed_epsilon(self) -> Any:
+    def claimed_epsilon(self) -> RealNumber:
         return getattr(self, "epsilon")  # noqa: B009  (every subclass has one, or overrides this)
 
     @property
-    def claimed_delta(self) -> Any:
+    def claimed_delta(self) -> RealNumber:
         return getattr(self, "delta")  # noqa: B009
+
+    def _read_text(self, *names: str) -> None:
+        """Replace each expression string among the fields ``names`` by the number it spells."""
+        for name in names:
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, number_from_text(name, value))
 
     def project(self, pairs: RowPairs) -> RowPairs:
         """The rows the claim is a DP claim about (default: the mechanism's own outputs)."""
@@ -90,12 +100,14 @@ class PureDp(Claim):
     """Pure epsilon-differential privacy: ``P(S) <= e^eps Q(S)`` for every pair and set S.
 
     Attributes:
-        epsilon: >= 0; int, Fraction, float or sympy (``sympy.log(3)``).
+        epsilon: >= 0; int, Fraction, float, sympy (``sympy.log(3)``) or an expression string
+            (``"ln(3)"``, read on construction).
     """
 
-    epsilon: Any
+    epsilon: Number
 
     def __post_init__(self) -> None:
+        self._read_text("epsilon")
         check_epsilon(self.epsilon)
 
     @property
@@ -114,10 +126,11 @@ class ApproximateDp(Claim):
         epsilon: >= 0. delta: in [0, 1].
     """
 
-    epsilon: Any
-    delta: Any
+    epsilon: Number
+    delta: Number
 
     def __post_init__(self) -> None:
+        self._read_text("epsilon", "delta")
         check_epsilon(self.epsilon)
         check_delta(self.delta)
 
@@ -135,17 +148,19 @@ class Stability(Claim):
         gamma: in [0, 1].
     """
 
-    gamma: Any
+    gamma: Number
 
     def __post_init__(self) -> None:
+        self._read_text("gamma")
         check_probability("gamma", self.gamma, fix="gamma bounds |P(o) - Q(o)|, a difference of probabilities")
 
     @property
-    def claimed_epsilon(self) -> Any:
+    def claimed_epsilon(self) -> RealNumber:
         return 0
 
     @property
-    def claimed_delta(self) -> Any:
+    def claimed_delta(self) -> RealNumber:
+        assert not isinstance(self.gamma, str), "gamma is read on construction (_read_text)"
         return self.gamma
 
     def project(self, pairs: RowPairs) -> RowPairs:
@@ -167,12 +182,13 @@ class PredictionDp(Claim):
         predict: ``(outcome, x) -> label`` (default ``outcome[x]``, or ``outcome(x)`` for a callable).
     """
 
-    epsilon: Any
-    delta: Any = 0
+    epsilon: Number
+    delta: Number = 0
     queries: tuple | None = None
     predict: Callable[[Any, Any], Hashable] | None = None
 
     def __post_init__(self) -> None:
+        self._read_text("epsilon", "delta")
         check_epsilon(self.epsilon)
         check_delta(self.delta)
         if self.queries is not None:
@@ -196,7 +212,7 @@ class PredictionDp(Claim):
         return f"(eps={self.epsilon}, delta={self.delta})-DP prediction on {where}"
 
 
-def claim_from_arguments(claim: Any, epsilon: Any, delta: Any) -> Claim:
+def claim_from_arguments(claim: Any, epsilon: Number | None, delta: Number | None) -> Claim:
     """The claim of a ``verify(..., claim=)`` / ``verify(..., epsilon=, delta=)`` call: exactly one
     of the two forms; the keyword form is :class:`PureDp` without delta, else :class:`ApproximateDp`."""
     if claim is not None:

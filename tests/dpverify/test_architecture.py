@@ -23,7 +23,7 @@ PACKAGE = ROOT / "dpverify"
 
 #: The layers, lowest first: a module may import from its own layer and the layers below it.
 LAYERS = [
-    {"dpverify.errors", "dpverify.validation"},
+    {"dpverify.errors", "dpverify.validation", "dpverify.types"},
     {"dpverify.finite"},
     {"dpverify.parallel"},
     {"dpverify.verdict"},

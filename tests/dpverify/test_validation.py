@@ -27,6 +27,7 @@ from dpverify.validation import (
     check_type,
     claim_number,
     exact_number,
+    number_from_text,
     simplest_fraction,
 )
 
@@ -93,6 +94,57 @@ def test_exact_number_keeps_irrational_sympy_numbers():
 def test_exact_number_rejects(value, pattern):
     with pytest.raises(InvalidArgument, match=pattern):
         exact_number("x", value)
+
+
+# -- expression strings: read by number_from_text where a claim is made, refused by the number readers -----
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0.1", 0.1),  # a decimal literal is the float it spells (exact_number then reads it as 1/10)
+        ("1e-5", 1e-5),
+        (" 3 ", 3.0),
+        ("1/3", Fraction(1, 3)),  # exact: sympy's Rational(1, 3), as a Fraction
+        ("2**-3", Fraction(1, 8)),
+        ("ln(2)", sympy.log(2)),  # ln is log
+        ("log(3) / 2", sympy.log(3) / 2),
+        ("exp(-1) + sqrt(2)", sympy.exp(-1) + sympy.sqrt(2)),
+        ("pi", sympy.pi),
+        ("E", sympy.E),
+    ],
+)
+def test_number_from_text_reads_a_float_literal_or_an_expression(text, expected):
+    read = number_from_text("x", text)
+    assert read == expected and type(read) is type(expected)
+
+
+@pytest.mark.parametrize(
+    "text, pattern",
+    [
+        ("", r"x must be a number or an expression such as log\(3\) or 1/3 .*got x=''"),
+        ("eps", r"names allowed: E, exp, ln, log, pi, sqrt\), got x='eps'"),
+        ("__import__('os')", r"got x=\"__import__\('os'\)\""),  # a quote is no character of an expression
+        ("lambda: 1", r"got x='lambda: 1'"),
+        ("log(3", r"x must be a real number or expression like log\(3\), got x='log\(3'"),  # does not parse
+        ("sqrt(-1)", r"real number or expression like log\(3\), got x='sqrt\(-1\)'"),  # I
+        ("1/0", r"real number or expression like log\(3\), got x='1/0'"),  # zoo
+    ],
+)
+def test_number_from_text_refuses_a_string_that_spells_no_real_number(text, pattern):
+    with pytest.raises(InvalidArgument, match=pattern):
+        number_from_text("x", text)
+
+
+@pytest.mark.parametrize(
+    "read", [exact_number, claim_number, check_number, check_positive, check_probability, check_epsilon, check_delta]
+)
+def test_the_number_readers_refuse_strings(read):
+    # strings are read where a claim is made, nowhere else: a check_* returns the value it was
+    # given, and a string accepted there would reach a mechanism's arithmetic unread
+    name = {check_epsilon: "epsilon", check_delta: "delta"}.get(read, "x")
+    with pytest.raises(InvalidArgument, match=f"{name} must be .*got {name}='1/3'"):
+        read("1/3") if read in (check_epsilon, check_delta) else read(name, "1/3")
 
 
 def test_a_float_claim_gets_its_rounding_allowance_an_exact_one_none():

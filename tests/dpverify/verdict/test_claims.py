@@ -93,6 +93,37 @@ def test_claims_are_frozen_values():
     assert dpverify.PureDp is PureDp and "Stability" in dpverify.__all__
 
 
+def test_a_claim_reads_an_expression_string_on_construction():
+    assert PureDp("ln(3)").epsilon == sympy.log(3)  # the claim holds the number, not the text
+    assert PureDp("ln(3)") == PureDp(sympy.log(3)) and str(PureDp("ln(3)")) == "pure DP (eps=log(3))"
+    claim = ApproximateDp("1/3", "1e-5")
+    assert claim.epsilon == Fraction(1, 3) and type(claim.epsilon) is Fraction  # exact
+    assert claim.delta == 1e-5 and type(claim.delta) is float  # a decimal literal is the float it spells
+    assert Stability("1/4").gamma == Fraction(1, 4) and Stability("1/4").claimed_delta == Fraction(1, 4)
+    assert PredictionDp("ln(2)", "0").epsilon == sympy.log(2)
+    with pytest.raises(InvalidArgument, match=r"epsilon must be a number or an expression such as .*got epsilon='ln\(e\)'"):
+        PureDp("ln(e)")  # e is no name the reader knows (E is)
+    with pytest.raises(InvalidArgument, match=r"delta must be in \[0, 1\], got delta=Fraction\(2, 1\)"):
+        ApproximateDp(1, "4/2")  # read, then checked as every delta is
+    with pytest.raises(InvalidArgument, match=r"gamma must be a real number or expression like log\(3\), got gamma='sqrt\(-1\)'"):
+        Stability("sqrt(-1)")
+
+
+@pytest.mark.parametrize(
+    "text, number, holds",
+    [
+        ("ln(3)", sympy.log(3), True),  # eps* = ln 3 exactly: a proved tie
+        ("log(3) - 1/10**9", sympy.log(3) - sympy.Rational(1, 10**9), False),
+        ("1.0986122886681098", math.log(3), True),  # the float math.log(3), with a float claim's allowance
+    ],
+)
+def test_verify_reads_an_expression_string_as_the_number_it_spells(text, number, holds):
+    by_text = verify(rr, records=BITS, n=1, epsilon=text)
+    _same(by_text, verify(rr, records=BITS, n=1, epsilon=number))
+    assert by_text.claim == PureDp(number)
+    assert by_text.holds is holds
+
+
 def test_claim_and_keywords_together_is_misuse():
     with pytest.raises(InvalidArgument, match=r"pass the claim once.*drop epsilon=1"):
         verify(rr, records=BITS, n=1, epsilon=1, claim=PureDp(1))
