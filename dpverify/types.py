@@ -63,6 +63,8 @@ class SympyNumber(Protocol):
 
     def evalf(self, n: int = ...) -> Any: ...
 
+    def __float__(self) -> float: ...
+
 
 #: A real number: an int, float, Fraction, Decimal or sympy number (a probability, a mass bound).
 RealNumber: TypeAlias = Union[int, float, Fraction, "Decimal", SympyNumber]

@@ -82,7 +82,7 @@ verify(rr, records=[0, 1], n=1, epsilon="ln(3)", delta=Fraction(1, 10), executor
 verify(rr, records=[0, 1], n=1, claim=ApproximateDp("ln(3)", 1e-6), executor=concurrent.futures.ProcessPoolExecutor())
 PureDp(sympy.log(3)), Stability(Fraction(1, 4))
 from_sampler(coin, tail=1e-9, patch=[random, "numpy.random"])
-dpverify.estimate_sampler(draw, pairs=[((0,), (1,))], epsilon=Fraction(1, 2), executor=None)
+dpverify.estimate(draw, [((0,), (1,))], epsilon=Fraction(1, 2), executor=None)
 Distribution({0: Fraction(1, 2), 1: 0.5}), Distribution([(0, Fraction(1, 2)), (1, 0.5)], unexplored=0)
 
 # refused
@@ -96,8 +96,8 @@ ApproximateDp(1, b"0")  # E: arg-type
 from_sampler(rr)  # E: arg-type
 from_sampler(coin, tail="1e-9")  # E: arg-type
 from_sampler(coin, patch=3)  # E: arg-type
-dpverify.estimate_sampler(draw, records=[0, 1], n=1, epsilon="ln(2)")  # E: arg-type
-dpverify.estimate_sampler(draw, pairs=3, epsilon=1)  # E: arg-type
+dpverify.estimate(draw, records=[0, 1], n=1, epsilon=[2])  # E: arg-type
+dpverify.estimate(draw, 3, epsilon=1)  # E: arg-type
 Distribution({0: "1/2", 1: "1/2"})  # E: dict-item
 not_a_mechanism: Mechanism = coin  # E: assignment
 not_a_sampler: Sampler = rr  # E: assignment

@@ -33,6 +33,7 @@ from dpverify.checking.public_data import PublicSamples, all_public_samples, ver
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, relation
 from dpverify.finite.records import check_records
+from dpverify.types import ExecutorSpec, Mechanism, Number, PublicMechanism, Sampler
 from dpverify.validation import check_integer
 from dpverify.verdict.claims import ApproximateDp, Claim, PureDp, claim_from_arguments
 from dpverify.verdict.privacy_loss import profile_grid
@@ -60,7 +61,7 @@ class Datasets:
             relation or exchangeable value (checked when the value is built).
     """
 
-    records: tuple
+    records: Iterable[Hashable]  # kept as a tuple
     n: int
     neighbors: str | NeighborRelation = "substitute"
     exchangeable: bool | Literal["assume"] | None = None
@@ -115,15 +116,15 @@ class PublicData:
 
 
 def verify(
-    mechanism: Callable[..., Any],
+    mechanism: Mechanism | PublicMechanism,
     inputs: Datasets | InputPairs | PublicData | Iterable[tuple[Any, Any]] | None = None,
     claim: Claim | None = None,
     *,
-    epsilon: Any = None,
-    delta: Any = None,
-    profile: bool | Sequence[Any] = False,
+    epsilon: Number | None = None,
+    delta: Number | None = None,
+    profile: bool | Sequence[Number] = False,
     float_error: float | None = None,
-    executor: Any = None,
+    executor: ExecutorSpec = None,
     seed: int | None = None,
     progress: bool | Callable[[str], None] = False,
     max_pairs: int = DEFAULT_MAX_PAIRS,
@@ -181,45 +182,46 @@ def verify(
             generator dpverify cannot see.
     """
     inputs = _inputs(inputs, records, n, neighbors, exchangeable)
+    checked: Any = mechanism  # its form (one argument, or public and private) is the inputs' kind's
     claimed = claim_from_arguments(claim, epsilon, delta)
     grid = _profile_points(profile)
     if isinstance(inputs, Datasets):
         _only("Datasets", cover=cover)
         return verify_datasets(
-            mechanism, **inputs.keywords(), claim=claimed, float_error=float_error, executor=executor, seed=seed,
+            checked, **inputs.keywords(), claim=claimed, float_error=float_error, executor=executor, seed=seed,
             progress=progress, max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, profile=grid,
         )
     if isinstance(inputs, PublicData):
         _only("PublicData", cover=cover)
         return verify_with_public_data(
-            mechanism, public_samples=inputs.samples, public_records=inputs.public_records, **inputs.private.keywords(),
+            checked, public_samples=inputs.samples, public_records=inputs.public_records, **inputs.private.keywords(),
             claim=claimed, float_error=float_error, executor=executor, seed=seed, progress=progress,
             max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, profile=grid,
         )
     _only("given pairs (InputPairs)", exchangeable_samples=exchangeable_samples)
     epsilon_, delta_ = _epsilon_delta(claimed)
     result = verify_pairs(
-        mechanism, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error, executor=executor,
+        checked, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error, executor=executor,
         cover=cover, seed=seed, profile=None if grid is True else grid,
     )
     if grid is True:  # the default grid needs eps*: a second sweep over the pairs, no new evaluation
         points = profile_grid(result.epsilon, float(epsilon_))
-        result = verify_pairs(mechanism, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error,
+        result = verify_pairs(checked, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error,
                               executor=executor, cover=cover, seed=result.seed, profile=points)
     return _with_pairs_profile(result)
 
 
 def estimate(
-    sampler: Callable[..., Any],
+    sampler: Sampler,
     inputs: Datasets | InputPairs | Iterable[tuple[Any, Any]] | None = None,
     claim: Claim | None = None,
     *,
-    epsilon: Any = None,
-    delta: Any = None,
+    epsilon: Number | None = None,
+    delta: Number | None = None,
     samples: int = 100_000,
     confidence: float = 0.95,
     random_state: int | None = None,
-    executor: Any = None,
+    executor: ExecutorSpec = None,
     records: Sequence[Hashable] | None = None,
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
@@ -243,7 +245,7 @@ def estimate(
                 f"estimate() samples every ordered dataset (a black box); drop exchangeable={inputs.exchangeable!r} "
                 "from the Datasets."
             )
-        return estimate_sampler(sampler, records=inputs.records, n=inputs.n, neighbors=inputs.neighbors, **options)
+        return estimate_sampler(sampler, records=tuple(inputs.records), n=inputs.n, neighbors=inputs.neighbors, **options)
     return estimate_sampler(sampler, pairs=inputs, **options)
 
 

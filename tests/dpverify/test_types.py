@@ -27,7 +27,7 @@ def test_importing_the_types_loads_neither_numpy_nor_sympy():
 
 
 def test_the_mechanism_protocol_has_one_definition():
-    assert dpverify.finite.mechanism.Mechanism is Mechanism is dpverify.Mechanism
+    assert dpverify.finite.mechanism.Mechanism is Mechanism is dpverify.types.Mechanism
     assert Mechanism.__module__ == "dpverify.types"
     assert issubclass(dpverify.finite.mechanism.ExactMechanism, Mechanism)
 
