@@ -31,7 +31,7 @@ from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import InputPairs, verify_pairs
 from dpverify.checking.public_data import PublicSamples, all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
-from dpverify.finite.neighbors import NeighborRelation, relation
+from dpverify.finite.neighbors import NeighborRelation, check_enumeration_size, relation
 from dpverify.finite.records import check_records
 from dpverify.types import ExecutorSpec, Mechanism, Number, PublicMechanism, Sampler
 from dpverify.validation import check_integer
@@ -76,6 +76,16 @@ class Datasets:
                 f"exchangeable={self.exchangeable!r}; 'assume' accepts the declaration where it cannot be proved "
                 "on every ordering."
             )
+
+    def as_pairs(self, *, max_pairs: int = DEFAULT_MAX_PAIRS) -> InputPairs:
+        """Every neighbouring pair of ordered datasets as given pairs (for checkers that take pairs:
+        continuous outputs, the Gaussian); refused beyond ``max_pairs`` pairs."""
+        rel = relation(self.neighbors)
+        records = list(self.records)
+        check_enumeration_size(rel, len(records), self.n, exchangeable=False, max_pairs=max_pairs)
+        enumerated = rel.pairs(records, self.n, exchangeable=False)
+        return InputPairs(f"{rel.name}, {len(records)} records, n={self.n}", list(enumerated.datasets),
+                          enumerated.left, enumerated.right, rel)
 
     def keywords(self) -> dict[str, Any]:
         """The datasets as the checkers' keywords (``records``, ``n``, ``neighbors``, ``exchangeable``)."""
@@ -185,6 +195,13 @@ def verify(
     checked: Any = mechanism  # its form (one argument, or public and private) is the inputs' kind's
     claimed = claim_from_arguments(claim, epsilon, delta)
     grid = _profile_points(profile)
+    if isinstance(inputs, Datasets) and getattr(mechanism, "gaussian_output", False):
+        # continuous outputs: every neighbouring pair of the datasets, decided on densities
+        _only("a Gaussian mechanism", cover=cover, exchangeable_samples=exchangeable_samples)
+        if inputs.exchangeable not in (None, False):
+            raise InvalidArgument("a Gaussian mechanism is checked on every ordered dataset; drop exchangeable= "
+                                  "from the Datasets.")
+        inputs = inputs.as_pairs(max_pairs=max_pairs)
     if isinstance(inputs, Datasets):
         _only("Datasets", cover=cover)
         return verify_datasets(

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpverify.checking.front import Datasets
 from dpverify.checking.input_pairs import InputPairs
 from dpverify.densities.gaussian import GaussianOutput, check_gaussian, decide_gaussian
 from dpverify.errors import InvalidArgument
-from dpverify.finite.neighbors import check_enumeration_size, relation
+from dpverify.finite.neighbors import relation
 from dpverify.validation import check_delta, check_epsilon
 from dpverify.verdict.results import PairsResult
 
@@ -40,12 +41,7 @@ def _input_pairs(pairs: Any, records: Any, n: Any, neighbors: Any, max_pairs: in
     if records is None or n is None:
         raise InvalidArgument("give the inputs as pairs=[(D, D'), ...] (or an InputPairs), or as records= and n= "
                               "with neighbors= (default 'substitute') to check every neighbouring pair.")
-    rel = relation("substitute" if neighbors is None else neighbors)
-    check_enumeration_size(rel, len(list(records)), n, exchangeable=False, max_pairs=max_pairs)
-    enumerated = rel.pairs(list(records), n, exchangeable=False)
-    datasets = list(enumerated.datasets)
-    return InputPairs(f"{rel.name}, {len(list(records))} records, n={n}", datasets, enumerated.left,
-                      enumerated.right, rel)
+    return Datasets(tuple(records), n, "substitute" if neighbors is None else neighbors).as_pairs(max_pairs=max_pairs)
 
 
 def verify_gaussian(

@@ -110,22 +110,26 @@ Mechanism = Callable[[tuple], Mapping[Any, Any]]  # Mapping is invariant in its 
 
 def assert_private(
     mechanism: Mechanism,
+    inputs: Any = None,
+    claim: Any = None,
     *,
-    records: Sequence[Hashable],
-    n: int,
-    epsilon: Any,
-    delta: Any = 0.0,
-    neighbors: str = "substitute",
+    epsilon: Any = None,
+    delta: Any = None,
+    records: Sequence[Hashable] | None = None,
+    n: int | None = None,
+    neighbors: str | None = None,
     **verify_kwargs: Any,
-):
-    """Fail the current test unless ``mechanism`` is (epsilon, delta)-DP on every neighbouring pair.
+) -> Any:
+    """Fail the current test unless ``mechanism`` satisfies the claim on every neighbouring pair.
 
-    Runs :func:`dpverify.verify` (exhaustive and certified); ``verify_kwargs`` are passed on
-    (``exchangeable=``, ``max_pairs=``, ``progress=``). Sampling code is checked as it ships by
-    passing ``dpverify.from_sampler(sampler)`` as the mechanism (its paths enumerated exactly).
+    Runs :func:`dpverify.verify` (exact and certified) with the same arguments:
+    ``assert_private(mechanism, Datasets(records, n), PureDp(1))``, or the short form
+    ``assert_private(mechanism, records=..., n=3, epsilon=1.0)`` (``delta`` defaults to 0 there);
+    ``verify_kwargs`` are passed on (``max_pairs=``, ``progress=``, ``executor=``). Sampling code
+    is checked as it ships by passing ``dpverify.from_sampler(sampler)`` as the mechanism.
 
     Returns:
-        The :class:`~dpverify.checking.checker.VerificationResult` when the claim holds (HOLDS or
+        The :class:`~dpverify.verdict.results.VerificationResult` when the claim holds (HOLDS or
         HOLDS_WITHIN_ROUNDING).
 
     Raises:
@@ -141,8 +145,12 @@ def assert_private(
     from dpverify.checking.front import verify
     from dpverify.verdict.engine import Verdict
 
+    if claim is None and epsilon is not None and delta is None:
+        delta = 0.0  # the short form's claim is (epsilon, 0)
+    if inputs is None and records is not None and neighbors is None:
+        neighbors = "substitute"
     result = verify(
-        mechanism, records=records, n=n, epsilon=epsilon, delta=delta, neighbors=neighbors,
+        mechanism, inputs, claim, epsilon=epsilon, delta=delta, records=records, n=n, neighbors=neighbors,
         **verify_kwargs,
     )
     if result.verdict is Verdict.UNDECIDED:
