@@ -37,6 +37,7 @@ from dpverify.errors import InvalidArgument
 from dpverify.finite._global_random import call_unchanged
 from dpverify.finite.neighbors import NeighborRelation, PairSet, relation
 from dpverify.finite.records import check_records
+from dpverify.types import ExecutorSpec, RealNumber
 from dpverify.validation import check_integer, check_positive, exact_number
 from dpverify.verdict.assumptions import Assumption, Status, new_seed, settle
 from dpverify.verdict.engine import RowPairs, Verdict, check_float_error, decide, float_error_of, sweep, unexplored_of
@@ -322,12 +323,12 @@ def _as_input_pairs(pairs: Any, neighbors: Any) -> InputPairs:
 def verify_pairs(
     mechanism: Callable[[tuple], Any],
     *,
-    pairs: Any,
-    epsilon: Any,
-    delta: Any = 0.0,
+    pairs: InputPairs | Iterable[tuple[Any, Any]],
+    epsilon: RealNumber,
+    delta: RealNumber = 0.0,
     neighbors: str | NeighborRelation | None = None,
     float_error: float | None = None,
-    executor: Any = None,
+    executor: ExecutorSpec = None,
     cover: str | None = None,
     seed: int | None = None,
     profile: Sequence[Any] | None = None,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -29,6 +29,7 @@ from dpverify.checking.checker import VerificationResult, Witness, verify_datase
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation
 from dpverify.finite.records import check_records
+from dpverify.types import Number, PublicMechanism
 from dpverify.validation import check_callable, check_integer
 from dpverify.verdict.assumptions import Assumption
 from dpverify.verdict.claims import Claim, PredictionDp, Stability, claim_from_arguments
@@ -37,7 +38,6 @@ from dpverify.verdict.privacy_loss import profile_grid
 
 __all__ = ["PublicSamples", "PublicDataResult", "PublicWitness", "all_public_samples", "verify_with_public_data"]
 
-PublicMechanism = Callable[[tuple, tuple], Mapping[Any, Any]]
 
 
 @dataclass(frozen=True)
@@ -183,8 +183,8 @@ def verify_with_public_data(
     public_samples: Iterable[Iterable[Hashable]],
     records: Sequence[Hashable],
     n: int,
-    epsilon: Any = None,
-    delta: Any = None,
+    epsilon: Number | None = None,
+    delta: Number | None = None,
     neighbors: str | NeighborRelation = "substitute",
     public_records: Iterable[Hashable] | None = None,
     claim: Claim | None = None,
