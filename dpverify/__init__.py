@@ -31,8 +31,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (see __getattr__)
     from typing import Any
 
-    from dpverify.checking.checker import analyze, exchangeable
-    from dpverify.checking.front import Datasets, PublicData, estimate, verify
+    from dpverify.checking.checker import exchangeable
+    from dpverify.checking.front import Datasets, PublicData, analyze, estimate, verify
     from dpverify.checking.input_pairs import InputPairs
     from dpverify.finite.distribution import Distribution
     from dpverify.finite.sampling import from_sampler
@@ -76,7 +76,7 @@ _LAZY = {
     "Datasets": "checking.front",
     "PublicData": "checking.front",
     "InputPairs": "checking.input_pairs",
-    "analyze": "checking.checker",
+    "analyze": "checking.front",
     "exchangeable": "checking.checker",
     "PureDp": "verdict.claims",
     "ApproximateDp": "verdict.claims",

@@ -26,7 +26,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from dpverify.checking.checker import DEFAULT_MAX_PAIRS, verify_datasets
+from dpverify.checking.checker import DEFAULT_MAX_PAIRS, Analysis, verify_datasets
+from dpverify.checking.checker import analyze as analyze_datasets
 from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import InputPairs, verify_pairs
 from dpverify.checking.public_data import PublicSamples, all_public_samples, verify_with_public_data
@@ -39,7 +40,7 @@ from dpverify.verdict.claims import ApproximateDp, Claim, PureDp, claim_from_arg
 from dpverify.verdict.privacy_loss import profile_grid
 from dpverify.verdict.results import EstimateResult, VerificationResult
 
-__all__ = ["Datasets", "PublicData", "verify", "estimate"]
+__all__ = ["Datasets", "PublicData", "verify", "estimate", "analyze"]
 
 @dataclass(frozen=True)
 class Datasets:
@@ -264,6 +265,35 @@ def estimate(
             )
         return estimate_sampler(sampler, records=tuple(inputs.records), n=inputs.n, neighbors=inputs.neighbors, **options)
     return estimate_sampler(sampler, pairs=inputs, **options)
+
+
+def analyze(
+    mechanism: Mechanism,
+    inputs: Datasets | None = None,
+    *,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    progress: bool | Callable[[str], None] = False,
+    executor: ExecutorSpec = None,
+    seed: int | None = None,
+    exchangeable_samples: int | None = None,
+    records: Sequence[Hashable] | None = None,
+    n: int | None = None,
+    neighbors: str | NeighborRelation | None = None,
+    exchangeable: bool | str | None = None,
+) -> Analysis:
+    """Measure ``mechanism`` on every neighbouring pair of ``inputs`` (a :class:`Datasets`; or the
+    short form ``records=``, ``n=``) without a claim: the returned
+    :class:`~dpverify.checking.checker.Analysis` gives eps* (``epsilon_star()``), the privacy
+    profile (``profile([eps, ...])``), stability and every pair's loss. Float64 measurements; a
+    verdict is :func:`verify`'s."""
+    inputs = _inputs(inputs, records, n, neighbors, exchangeable)
+    if not isinstance(inputs, Datasets):
+        raise InvalidArgument(
+            f"analyze() measures every neighbouring pair of Datasets(records, n), got {type(inputs).__name__}; "
+            "on given pairs or public data, ask verify(..., profile=True) for the privacy profile."
+        )
+    return analyze_datasets(mechanism, **inputs.keywords(), max_pairs=max_pairs, progress=progress,
+                            executor=executor, seed=seed, exchangeable_samples=exchangeable_samples)
 
 
 # -- reading the arguments --------------------------------------------------------------------------

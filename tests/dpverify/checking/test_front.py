@@ -181,3 +181,13 @@ def test_testing_holds_assert_private_in_both_forms():
     assert held.verdict is Verdict.HOLDS
     with pytest.raises(AssertionError, match="VIOLATED"):
         dpverify.testing.assert_private(randomized_response, records=[0, 1], n=1, epsilon=1)
+
+
+def test_analyze_takes_datasets_and_measures_the_closed_forms():
+    analysis = dpverify.analyze(randomized_response, Datasets([0, 1], 1))
+    assert analysis.epsilon_star() == pytest.approx(math.log(3), rel=1e-15)
+    assert analysis.profile([0.0, 1.0]) == pytest.approx([0.5, rr_delta(1.0)], abs=1e-15)
+    short = dpverify.analyze(randomized_response, records=[0, 1], n=1)
+    assert short.epsilon_star() == analysis.epsilon_star()
+    with pytest.raises(InvalidArgument, match="verify\\(..., profile=True\\)"):
+        dpverify.analyze(randomized_response, [((0,), (1,))])  # type: ignore[arg-type]
