@@ -8,10 +8,14 @@ STAMP := $(VENV)/.installed-stamp
 .PHONY: test test-slow lint audit bench docs clean
 
 $(STAMP): pyproject.toml
+	@echo "set-up: creating $(VENV) with $(PYTHON) (once; about 1-2 minutes in all)"
 	$(PYTHON) -m venv $(VENV)
+	@echo "set-up: upgrading pip"
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "set-up: installing dpverify (editable) with its test, lint and docs dependencies"
 	$(BIN)/python -m pip install --quiet -e '.[test,lint,docs]'
 	touch $(STAMP)
+	@echo "set-up: done"
 
 # pytest-xdist: one worker per core; --dist loadscope runs each module on one worker, so a module's
 # costly fixture or cache (audit rows, a Dask cluster) is built once. (--dist loadgroup with
