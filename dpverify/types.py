@@ -10,7 +10,7 @@ dpverify ships ``py.typed``; these names are what its public signatures say inst
 * :class:`Mechanism` — ``dataset -> {outcome: probability}``, the exact output distribution.
   :class:`PublicMechanism` is ``(public, dataset) -> {outcome: probability}``.
 * :class:`Sampler` — ``(dataset, rng) -> output``, one draw (for ``from_sampler`` and
-  ``estimate_sampler``).
+  ``estimate``).
 * :data:`ExecutorSpec` — where the work runs: ``None``, ``"serial"``, ``"processes"``,
   ``"dask"``, a :class:`concurrent.futures.Executor` or a Dask client (:class:`DaskClient`).
 * :data:`Dataset` — a tuple of records.
@@ -92,7 +92,7 @@ class Mechanism(Protocol):
 
 class PublicMechanism(Protocol):
     """A mechanism with a public part: ``(public, dataset) -> {outcome: P}``, private in ``dataset``
-    for every public sample (:func:`dpverify.verify_with_public_data`)."""
+    for every public sample (:func:`dpverify.verify` on :class:`~dpverify.checking.front.PublicData`)."""
 
     def __call__(self, public: tuple[Any, ...], dataset: Dataset, /) -> Mapping[Any, Any]: ...
 
@@ -102,9 +102,9 @@ class Sampler(Protocol):
 
     ``rng`` is whatever the caller passes: dpverify's exact generator under :func:`dpverify.from_sampler`
     (it answers numpy's ``Generator``, ``RandomState`` and ``random.Random`` calls), a
-    :class:`numpy.random.Generator` under :func:`dpverify.estimate_sampler`. The output is
+    :class:`numpy.random.Generator` under :func:`dpverify.estimate`. The output is
     ``object``: a list or numpy array is accepted (``from_sampler`` makes it a tuple;
-    ``estimate_sampler`` reads vectors), so ``Hashable`` would refuse valid samplers.
+    ``estimate`` reads vectors), so ``Hashable`` would refuse valid samplers.
     """
 
     def __call__(self, dataset: Dataset, rng: Any, /) -> object: ...

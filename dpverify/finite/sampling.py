@@ -159,9 +159,9 @@ def from_sampler(
     ``int``/``np.floor``/``np.round`` (one branch per integer), ``np.isclose``; each comparison maps
     back to a threshold on ``u``, a Fraction when rational, else a certified enclosure. The model:
     ``u`` is a real uniform on [0, 1), float constants are their exact binary values, and rounding
-    *inside* the arithmetic is not modelled (a float-level leak needs ``estimate_sampler``). What
+    *inside* the arithmetic is not modelled (a float-level leak needs ``dpverify.estimate``). What
     needs the value itself is refused: ``float(u)`` (so ``math.log(u)``: use ``np.log(u)``), and a
-    real number returned as the output (a Laplace sample: ``estimate_sampler``).
+    real number returned as the output (a Laplace sample: ``dpverify.estimate``).
 
     Refused with a :class:`~dpverify.errors.MechanismError` naming the call: continuous draws
     (``normal``, ``laplace``, ``exponential``, ``uniform``, ``gamma``, ``gauss`` and the rest),

@@ -1,6 +1,6 @@
 """pytest plugin: privacy regression checks in CI (registered under the ``pytest11`` entry point).
 
-* :func:`assert_private` — ``assert_private(mechanism, records=..., n=3, epsilon=1.0)`` runs the
+* :func:`assert_private` — ``assert_private(mechanism, Datasets(records, n), PureDp(1))`` runs the
   exhaustive, certified :func:`dpverify.verify` and fails the test with the verdict and witness
   when the claim does not hold (VIOLATED), or says it could not be proved (UNDECIDED).
 * the ``dpverify_baseline`` fixture — ``dpverify_baseline.check("rr", mechanism, records=..., n=1,
