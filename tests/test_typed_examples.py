@@ -56,8 +56,10 @@ import numpy as np
 import sympy
 
 import dpverify
-from dpverify import ApproximateDp, Distribution, PureDp, Stability, from_sampler, verify
+from dpverify import ApproximateDp, Datasets, Distribution, InputPairs, PublicData, PureDp, Stability, from_sampler, verify
+from dpverify.checking.public_data import PublicDataResult
 from dpverify.types import ExecutorSpec, Mechanism, Number, Sampler
+from dpverify.verdict.results import PairsResult, VerificationResult
 
 
 def rr(dataset: tuple[int, ...]) -> dict[int, Fraction]:
@@ -73,11 +75,19 @@ def draw(dataset: tuple[int, ...], rng: np.random.Generator) -> float:
     return sum(dataset) + rng.laplace(0.0, 1.0)
 
 
+def public_rr(public: tuple[int, ...], dataset: tuple[int, ...]) -> dict[int, Fraction]:
+    return rr(dataset)
+
+
 # accepted: every kind of number, expression strings in claims, every executor spec
 numbers: list[Number] = [1, 0.5, Fraction(1, 3), sympy.log(3), "ln(3)", "1/3"]
 specs: list[ExecutorSpec] = [None, "serial", "processes", "dask", concurrent.futures.ThreadPoolExecutor()]
 mechanism: Mechanism = rr
 sampler: Sampler = coin
+# the result's type follows the inputs' kind
+on_datasets: VerificationResult = verify(rr, Datasets([0, 1], 1), PureDp(1))
+on_pairs: PairsResult = verify(rr, InputPairs.statdp(1), PureDp(1))
+on_public: PublicDataResult = verify(public_rr, PublicData.every_sample([0], 1, private=Datasets([0, 1], 1)), PureDp(1))
 verify(rr, records=[0, 1], n=1, epsilon="ln(3)", delta=Fraction(1, 10), executor="processes")
 verify(rr, records=[0, 1], n=1, claim=ApproximateDp("ln(3)", 1e-6), executor=concurrent.futures.ProcessPoolExecutor())
 PureDp(sympy.log(3)), Stability(Fraction(1, 4))
@@ -86,10 +96,10 @@ dpverify.estimate(draw, [((0,), (1,))], epsilon=Fraction(1, 2), executor=None)
 Distribution({0: Fraction(1, 2), 1: 0.5}), Distribution([(0, Fraction(1, 2)), (1, 0.5)], unexplored=0)
 
 # refused
-verify(rr, records=[0, 1], n=1, epsilon=[1])  # E: arg-type
-verify(rr, records=[0, 1], n=1, epsilon=1, delta={"delta": 0})  # E: arg-type
-verify(rr, records=[0, 1], n=1, epsilon=1, executor="threads")  # E: arg-type
-verify(rr, records=[0, 1], n=1, epsilon=1, executor=4)  # E: arg-type
+verify(rr, records=[0, 1], n=1, epsilon=[1])  # E: call-overload
+verify(rr, records=[0, 1], n=1, epsilon=1, delta={"delta": 0})  # E: call-overload
+verify(rr, records=[0, 1], n=1, epsilon=1, executor="threads")  # E: call-overload
+verify(rr, records=[0, 1], n=1, epsilon=1, executor=4)  # E: call-overload
 dpverify.analyze(rr, records=[0, 1], n=1, executor="pool")  # E: arg-type
 PureDp(None)  # E: arg-type
 ApproximateDp(1, b"0")  # E: arg-type

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from dpverify.checking.checker import DEFAULT_MAX_PAIRS, Analysis, verify_datasets
 from dpverify.checking.checker import analyze as analyze_datasets
 from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import InputPairs, verify_pairs
-from dpverify.checking.public_data import PublicSamples, all_public_samples, verify_with_public_data
+from dpverify.checking.public_data import PublicDataResult, PublicSamples, all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, check_enumeration_size, relation
 from dpverify.finite.records import check_records
@@ -38,7 +38,10 @@ from dpverify.types import ExecutorSpec, Mechanism, Number, PublicMechanism, Sam
 from dpverify.validation import check_integer
 from dpverify.verdict.claims import ApproximateDp, Claim, PureDp, claim_from_arguments
 from dpverify.verdict.privacy_loss import profile_grid
-from dpverify.verdict.results import EstimateResult, VerificationResult
+from dpverify.verdict.results import EstimateResult, PairsResult, VerificationResult
+
+if TYPE_CHECKING:  # a protocol only: the Gaussian decision (mpmath) loads when a Gaussian mechanism is checked
+    from dpverify.densities.gaussian import GaussianOutput
 
 __all__ = ["Datasets", "PublicData", "verify", "estimate", "analyze"]
 
@@ -126,8 +129,72 @@ class PublicData:
         return cls(all_public_samples(points, size, ordered=ordered), private)
 
 
+# The result type follows the inputs: given pairs add where eps* was found, public data each sample.
+@overload
 def verify(
-    mechanism: Mechanism | PublicMechanism,
+    mechanism: PublicMechanism, inputs: PublicData, claim: Claim | None = None,
+    *,
+    epsilon: Number | None = None,
+    delta: Number | None = None,
+    profile: bool | Sequence[Number] = False,
+    float_error: float | None = None,
+    executor: ExecutorSpec = None,
+    seed: int | None = None,
+    progress: bool | Callable[[str], None] = False,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    exchangeable_samples: int | None = None,
+    cover: str | None = None,
+    records: Sequence[Hashable] | None = None,
+    n: int | None = None,
+    neighbors: str | NeighborRelation | None = None,
+    exchangeable: bool | str | None = None,
+) -> PublicDataResult: ...
+
+
+@overload
+def verify(
+    mechanism: Mechanism | GaussianOutput, inputs: InputPairs | Iterable[tuple[Any, Any]], claim: Claim | None = None,
+    *,
+    epsilon: Number | None = None,
+    delta: Number | None = None,
+    profile: bool | Sequence[Number] = False,
+    float_error: float | None = None,
+    executor: ExecutorSpec = None,
+    seed: int | None = None,
+    progress: bool | Callable[[str], None] = False,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    exchangeable_samples: int | None = None,
+    cover: str | None = None,
+    records: Sequence[Hashable] | None = None,
+    n: int | None = None,
+    neighbors: str | NeighborRelation | None = None,
+    exchangeable: bool | str | None = None,
+) -> PairsResult: ...
+
+
+@overload
+def verify(
+    mechanism: Mechanism | GaussianOutput, inputs: Datasets | None = None, claim: Claim | None = None,
+    *,
+    epsilon: Number | None = None,
+    delta: Number | None = None,
+    profile: bool | Sequence[Number] = False,
+    float_error: float | None = None,
+    executor: ExecutorSpec = None,
+    seed: int | None = None,
+    progress: bool | Callable[[str], None] = False,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    exchangeable_samples: int | None = None,
+    cover: str | None = None,
+    records: Sequence[Hashable] | None = None,
+    n: int | None = None,
+    neighbors: str | NeighborRelation | None = None,
+    exchangeable: bool | str | None = None,
+) -> VerificationResult: ...
+
+
+def verify(
+    mechanism: Mechanism | PublicMechanism | GaussianOutput,
     inputs: Datasets | InputPairs | PublicData | Iterable[tuple[Any, Any]] | None = None,
     claim: Claim | None = None,
     *,

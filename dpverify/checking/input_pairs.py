@@ -183,7 +183,8 @@ class InputPairs:
     Attributes:
         name: how results and reports name the set (``"statdp_patterns"``, ``"all_vectors_m2"``).
         datasets: the distinct datasets (tuples).
-        left, right: pair ``i`` is ``(datasets[left[i]], datasets[right[i]])``.
+        left: pair ``i`` is ``(datasets[left[i]], datasets[right[i]])``.
+        right: see ``left``.
         relation: the neighbour relation every pair satisfies, when known.
     """
 
