@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SKETCHES = {ROOT / "docs" / "json.md"}
 PAGES = [page for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))] if page not in SKETCHES]
 _MARK = re.compile(r"<!--\s*docs-test:\s*([a-z ,]+?)\s*(\(.*\))?\s*-->")
-_SECONDS = re.compile(r"\b\d+\.\d+s\b|(?<=\s)\d+\.\d\d$")  # a timing: 0.03s, in 3.05s, a table's seconds column
+# a timing: 0.03s, in 3.05s, a table's seconds column; an audit's "in 0.2 s with 2 jobs (0.3 s of row time)"
+_SECONDS = re.compile(r"\b\d+\.\d+ ?s\b|(?<=\s)\d+\.\d\d$|(?<=with )\d+ jobs?\b")
 
 
 @dataclass
@@ -208,6 +209,9 @@ def test_commands_print_what_the_page_shows(block: Block, tmp_path: Path):
     module = re.search(r"dpverify check (\w+):", block.text)
     if module:
         (tmp_path / f"{module.group(1)}.py").write_text(first.text.split("\nresult = ")[0])
+    for name in re.findall(r"dpverify (?:audit|list) (\w+\.py)", block.text):  # an audit file the page shows
+        (tmp_path / name).write_text(next(b.text for b in PROGRAMS if b.page == block.page
+                                          and b.text.startswith(f'"""{name}')))
     for chunk in re.split(r"^(?=\$ )", block.text, flags=re.M):
         if not chunk.strip():
             continue

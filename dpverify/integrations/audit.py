@@ -11,7 +11,9 @@ Audits are found through the entry-point group ``dpverify.audits`` (:func:`load_
 entry point names an audit module — any object with ``cases()`` returning audit cases and,
 optionally, ``CLAIMS``, a mapping from claim id to a measurement function taking instance keyword
 arguments (``dpverify claim``) — or a list of them. A package adds its own audits by declaring
-such an entry point; dpverify itself knows no claim.
+such an entry point; dpverify itself knows no claim. An audit declared in one file
+(:class:`dpverify.auditing.Audit`, run by ``dpverify audit PATH.py``) needs no entry point: its rows
+become cases with the author's ``statement`` and ``source``.
 """
 
 from __future__ import annotations
@@ -163,6 +165,9 @@ class AuditCase:
         sweep: the report series this row belongs to, if any.
         shown: the instance as tables show it (default: ``key=value`` for every parameter, floats
             to 4 digits); :func:`audit_cases` fills it from the audit's ``instance(parameters)``.
+        statement: the claim in its author's words (an audit file's rows, :mod:`dpverify.auditing`),
+            shown with the row in every report; empty for rows that say it in ``description``.
+        source: where the claim comes from (a paper, a note), shown beside ``statement``.
     """
 
     claim: str
@@ -174,6 +179,8 @@ class AuditCase:
     parent: str | None = None
     sweep: SweepSeries | None = None
     shown: str | None = None
+    statement: str = ""
+    source: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.expect, Expect):
@@ -292,12 +299,14 @@ class AuditRow:
     def to_json(self) -> dict[str, Any]:
         """The row as the JSON contract writes it (:mod:`dpverify.integrations.contract`; docs/json.md):
         figures as ``{"value", "kind", "exact"}`` objects, the witness structured, ``"verdict"`` the
-        engine's state or ``"MEASURED"`` (then ``"holds"`` is null)."""
+        engine's state or ``"MEASURED"`` (then ``"holds"`` is null); ``"statement"`` and ``"source"``
+        only for a row that has a statement (an audit file's)."""
         m = self.measurement
         verdict = "MEASURED" if self.measured or m.verdict is None else m.verdict.value
         witness = None
         if m.witness_data is not None:
             witness = contract.witness(m.witness_data, m.witness_part)
+        stated = {"statement": self.case.statement, "source": self.case.source or None} if self.case.statement else {}
         return {
             "claim": self.case.claim,
             "mechanism": self.case.mechanism,
@@ -305,6 +314,7 @@ class AuditRow:
             "instance": self.case.instance,
             "parameters": contract.encode(dict(self.case.parameters)),
             "description": self.case.description,
+            **stated,
             "expect": self.case.expect.value,
             "expected_violation": self.case.expect_violation,
             "measured_only": self.case.measured_only,

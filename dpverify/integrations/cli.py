@@ -1,6 +1,8 @@
 """Command line: ``dpverify check``, ``dpverify audit``, ``dpverify claim``, ``dpverify list``.
 
-The audits and claims come from the entry-point group ``dpverify.audits`` (:mod:`dpverify.integrations.audit`).
+The audits and claims come from the entry-point group ``dpverify.audits`` (:mod:`dpverify.integrations.audit`);
+``dpverify audit PATH.py`` (or ``MODULE``) runs the one audit a file declares instead (:mod:`dpverify.auditing`,
+:mod:`dpverify.integrations.audit_file`), with its title, description and claim statements in every report.
 
 Exit codes (one policy for every subcommand; :data:`EXIT_CODES`, also shown by ``dpverify --help``):
 
@@ -8,9 +10,11 @@ Exit codes (one policy for every subcommand; :data:`EXIT_CODES`, also shown by `
 * 1 — VIOLATED, the witness printed (audit: a row not as expected: a claim violated, a mutant
   missed).
 * 2 — usage error, nothing was run: bad arguments, :class:`~dpverify.errors.InvalidArgument` (and
-  :class:`~dpverify.errors.EnumerationTooLarge`), an unknown callable or claim, an ``--output``
-  that is a file, lies under a missing directory or cannot be written, a ``--report`` that is not
-  an ``.html`` file in an existing directory one can write in (both checked before any work).
+  :class:`~dpverify.errors.EnumerationTooLarge`), an unknown callable or claim, an audit file that is
+  missing, is not valid Python or declares no audit (an exception its code raises while it loads
+  is exit 3), an ``--output`` that is a file, lies under a missing directory or cannot be written,
+  a ``--report`` that is not an ``.html`` file in an existing directory one can write in (both
+  checked before any work).
 * 3 — no verdict, the mechanism or the environment failed: :class:`~dpverify.errors.MechanismError`
   (the dataset is named), :class:`~dpverify.errors.NondeterministicMechanism`,
   :class:`~dpverify.errors.EnvironmentFailure`, an ``OSError``, an executor failure, or any other
@@ -72,7 +76,8 @@ exit codes:
   1  VIOLATED, with the witness printed (audit: a row not as expected: a claim
      violated or a mutant missed)
   2  usage error, nothing was run: bad arguments, an invalid input (InvalidArgument,
-     EnumerationTooLarge), an unknown callable or claim, an --output that is a file,
+     EnumerationTooLarge), an unknown callable or claim, an audit file that is missing,
+     is not valid Python or declares no audit, an --output that is a file,
      lies under a missing directory or cannot be written, a --report that is not an
      .html file in a directory one can write in (both checked before any work)
   3  no verdict, the mechanism or the environment failed: MechanismError (the
@@ -365,6 +370,19 @@ def _audit_jobs(args: argparse.Namespace) -> int:
     return 1 if args.executor == "processes" else available_cpus()
 
 
+def _audit_file(target: str) -> Any:
+    """The audit a file or module declares (:func:`dpverify.integrations.audit_file.load_audit`); an
+    exception its own code raises while it loads is a failure of that code (exit 3), named."""
+    from dpverify.integrations.audit_file import load_audit
+
+    try:
+        return load_audit(target)
+    except InvalidArgument:
+        raise
+    except Exception as error:
+        raise _RowFailed(f"audit file {target} (raised while it was loading)") from error
+
+
 def _audit(args: argparse.Namespace) -> int:
     import time
 
@@ -374,7 +392,10 @@ def _audit(args: argparse.Namespace) -> int:
     from dpverify.verdict.engine import Verdict
 
     output = _output_directory(args.output) if args.output else None  # before any work
-    cases = audit_cases()
+    loaded = _audit_file(args.target) if args.target else None
+    heading = {"title": None, "description": None} if loaded is None else {"title": loaded.title,
+                                                                          "description": loaded.description}
+    cases = audit_cases() if loaded is None else loaded.cases
     if args.claim:
         wanted = {c.upper() for c in args.claim}
         cases = [c for c in cases if c.claim.upper() in wanted or c.claim.split("(")[0].upper() in wanted]
@@ -386,21 +407,24 @@ def _audit(args: argparse.Namespace) -> int:
         progress = True if sys.stderr.isatty() else stderr_progress  # a bar on a terminal, lines in a log
     jobs = _audit_jobs(args)
     # Cost hints, so the longest rows start first: the seconds of the report this run replaces.
-    costs = previous_seconds((output or Path("reports")) / "audit.json") if jobs > 1 else None
+    previous = output if loaded is not None else (output or Path("reports"))
+    costs = previous_seconds(previous / "audit.json") if jobs > 1 and previous is not None else None
     started = time.perf_counter()
     rows = run_audit([_reporting_row(case) for case in cases], progress=progress, executor=args.executor,
                      jobs=jobs, costs=costs)
     timing = AuditTiming(min(jobs, len(rows)), time.perf_counter() - started)
     if args.format != "json":
+        if heading["title"] is not None:
+            print(_heading(heading["title"], heading["description"]))
         print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
         print(f"\n{timing.describe(rows)}")
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
-        paths = write_reports(rows, output, timing=timing)
+        paths = write_reports(rows, output, timing=timing, **heading)
         if args.format != "json":
             print("\nreport written: " + ", ".join(str(p) for p in paths))
     if args.format == "json":  # after the reports: a failure to write them leaves stdout empty (exit 3)
-        print(contract.dumps(audit_document(rows, timing=timing)))
+        print(contract.dumps(audit_document(rows, timing=timing, **heading)))
     failed = [r for r in rows if not r.as_expected]
     undecided = [r for r in failed if r.measurement.verdict is Verdict.UNDECIDED]
     wrong = [r for r in failed if r.measurement.verdict is not Verdict.UNDECIDED]
@@ -413,6 +437,14 @@ def _audit(args: argparse.Namespace) -> int:
     if wrong:
         return EXIT_VIOLATED
     return EXIT_UNDECIDED if undecided else EXIT_HOLDS
+
+
+def _heading(title: str, description: str | None) -> str:
+    """An audit file's title and description above its table (the description wrapped at 100 columns)."""
+    lines = [title, "=" * len(title)]
+    if description:
+        lines += ["", textwrap.fill(description, width=100, break_on_hyphens=False, break_long_words=False)]
+    return "\n".join(lines) + "\n"
 
 
 def _claim(args: argparse.Namespace) -> int:
@@ -463,12 +495,13 @@ def _claim(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from dpverify.integrations.audit import audit_cases, claim_measurements
 
-    cases = audit_cases()
+    cases = audit_cases() if args.target is None else _audit_file(args.target).cases
     if args.format == "json":
         listed = [{"claim": case.claim, "mechanism": case.mechanism, "parent": case.parent, "instance": case.instance,
                    "parameters": contract.encode(dict(case.parameters)), "description": case.description,
                    "expect": case.expect.value} for case in cases]
-        document = {**contract.header("list"), "cases": listed, "claims": sorted(claim_measurements())}
+        claims = sorted(claim_measurements()) if args.target is None else []
+        document = {**contract.header("list"), "cases": listed, "claims": claims}
         print(contract.dumps(document))
         return 0
     for case in cases:
@@ -548,8 +581,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=("text", "json"), default="text", help=_FORMAT_HELP)
     check.set_defaults(handler=_check)
 
-    audit = command("audit", "audit every claim on its default instance",
+    audit = command("audit", "audit every claim on its default instance, or the audit of one file",
                     "exit 0 every row as expected, 1 a row not, 2 usage, 3 a row failed, 4 a row undecided")
+    audit.add_argument("target", nargs="?", metavar="PATH.py|MODULE",
+                       help="audit only the rows of this file (or importable module), which declares "
+                            "audit = dpverify.auditing.Audit(title, rows, description=...); no packaging needed "
+                            "(docs/guide/audit-your-learner.md). Default: every audit registered under the "
+                            "entry-point group dpverify.audits")
     audit.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     audit.add_argument("--output", metavar="DIR",
                        help="directory for audit.json, audit.md and audit.html (e.g. reports); checked before the "
@@ -577,7 +615,8 @@ def build_parser() -> argparse.ArgumentParser:
     claim.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     claim.set_defaults(handler=_claim)
 
-    listing = command("list", "list the audit cases", "exit 0, 3 if an audit cannot be loaded")
+    listing = command("list", "list the audit cases", "exit 0, 2 no such audit file, 3 if an audit cannot be loaded")
+    listing.add_argument("target", nargs="?", metavar="PATH.py|MODULE", help="list the rows of this audit file only")
     listing.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
     listing.set_defaults(handler=_list)
     return parser

@@ -6,7 +6,7 @@ json`` and ``reports/audit.json``), ``"check"`` (``dpverify check --format json`
 ``"baseline"`` (a pytest privacy baseline file, ``.dpverify-baselines/<name>.json``). Every one
 starts with the same header::
 
-    {"schema_version": "1.2", "document": "audit", "dpverify_version": "0.1.0", ...}
+    {"schema_version": "1.3", "document": "audit", "dpverify_version": "0.1.0", ...}
 
 ``schema_version`` is ``"MAJOR.MINOR"``. Additive changes (a new key, a new document) bump MINOR:
 a reader of 1.0 reads every 1.x document by ignoring keys it does not know. Anything else (a key
@@ -33,7 +33,9 @@ The encodings, one per kind of value:
 
 Version history: 1.1 added the audit's ``jobs`` and ``wall_seconds``; 1.2 added, for outputs that
 leave mass unexplored (a sampler enumerated up to a tolerance), the optional ``unexplored`` (a
-figure) and ``reason`` of a ``"check"`` document and ``unexplored`` of a witness, present only then.
+figure) and ``reason`` of a ``"check"`` document and ``unexplored`` of a witness, present only then;
+1.3 added, for an audit file (``dpverify audit PATH.py``), the audit's optional ``title`` and
+``description`` and each row's optional ``statement`` and ``source``, present only then.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ __all__ = [
 ]
 
 #: The version of the JSON contract (``"MAJOR.MINOR"``; additive changes bump MINOR).
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 #: The documents the schema describes, by their ``"document"`` key.
 DOCUMENTS = ("audit", "check", "claim", "list", "baseline")
 

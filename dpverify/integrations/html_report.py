@@ -12,6 +12,8 @@ characters as references), so it reads the same from any disk, mail or CI artifa
   (``sweep-K`` for the K-th sweep series, ``profile-N`` for row N's privacy profile) links back to
   its rows.
 * Verdicts are coloured by :class:`~dpverify.integrations.presentation.Kind` (a legend says how).
+* An audit file's page (``dpverify audit PATH.py``) has its title and description in the header
+  and a section ``evidence`` with each row's claim statement, source and witness (``evidence-N``).
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from typing import Any
 
 from dpverify.integrations.charts import Series, line_chart, omitted
 from dpverify.integrations.presentation import (
-    LEGEND,
+    TITLE,
     VERDICT_LEGEND,
     Counts,
     Kind,
     generated_now,
     kind_of,
+    legend,
     mark,
     number,
     series_groups,
@@ -117,8 +120,8 @@ def _counts(counts: Counts) -> str:
     return f'<ul class="counts" aria-label="counts">{cells}</ul>\n<p>{html.escape(counts.summary())}.</p>'
 
 
-def _legend() -> str:
-    terms = "".join(f"<dt>{html.escape(term)}</dt><dd>{html.escape(meaning)}</dd>" for term, meaning in LEGEND)
+def _legend(rows: Sequence[Any]) -> str:
+    terms = "".join(f"<dt>{html.escape(term)}</dt><dd>{html.escape(meaning)}</dd>" for term, meaning in legend(rows))
     verdicts = "".join(
         f'<dt><span class="v v-{kind.value}">{html.escape(symbol(state) + " " + kind.value)}</span></dt>'
         f"<dd>{html.escape(meaning)}</dd>"
@@ -242,8 +245,31 @@ def _assumed(rows: Sequence[Any]) -> str:
             f"tested but not proved:</p>\n<ul>\n{items}\n</ul>")
 
 
+def _evidence(rows: Sequence[Any]) -> str:
+    """Each row that states its claim (an audit file's, :mod:`dpverify.auditing`): the statement, its
+    source and the witness, linked to the row."""
+    items = []
+    for n, r in enumerate(rows, 1):
+        if not r.case.statement:
+            continue
+        parts = [f'<h3><a href="#row-{n}">{html.escape(f"{r.case.claim} {r.case.mechanism}")}</a> '
+                 f"({html.escape(r.case.instance)}): {_badge(r)}</h3>"]
+        if r.case.statement:
+            parts.append(f"<p>Claim {html.escape(r.case.claim)}: {html.escape(r.case.statement)}</p>")
+        if r.case.source:
+            parts.append(f"<p>Source: {html.escape(r.case.source)}</p>")
+        if r.case.parent:
+            parts.append(f"<p>Mutant of {html.escape(r.case.parent)} (checked against its claim).</p>")
+        if r.measurement.witness:
+            parts.append(f"<p>Witness:</p>\n<pre>{html.escape(r.measurement.witness)}</pre>")
+        items.append(f'<div class="evidence" id="evidence-{n}">{"".join(parts)}</div>')
+    if not items:
+        return ""
+    return '<h2 id="evidence">Claims and witnesses</h2>\n' + "\n".join(items)
+
+
 def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: str | None = None,
-               timing: Any = None) -> str:
+               timing: Any = None, title: str | None = None, description: str | None = None) -> str:
     """The audit rows as one HTML page.
 
     Args:
@@ -253,6 +279,7 @@ def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: st
         version: the dpverify version shown (default: the installed one).
         timing: the run's :class:`~dpverify.integrations.audit.AuditTiming` (jobs, wall time),
             shown beside the rows' summed time; without it, the summed time alone.
+        title, description: an audit file's heading (default: the registered audits').
     """
     if version is None:
         from dpverify import __version__ as version
@@ -263,18 +290,23 @@ def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: st
     contents = ['<a href="#table">table</a>']
     if any(r.measurement.holds and r.measurement.assuming for r in rows):
         contents.append('<a href="#assumed">holds, assuming</a>')
+    evidence = _evidence(rows)
+    if evidence:
+        contents.append('<a href="#evidence">claims and witnesses</a>')
     if charts.figures:
         contents.append(f'<a href="#charts">charts ({len(charts.figures)})</a>')
+    scope = "every row" if title is not None else "every claim on its default instance"
     body = [
-        "<header><h1>dpverify audit</h1>",
+        f"<header><h1>{html.escape(title or TITLE)}</h1>",
         f'<p class="meta">dpverify {html.escape(str(version))} &middot; generated '
         f'{html.escape(generated or generated_now())} &middot; {html.escape(took)} &middot; '
-        "every claim on its default instance, computed exactly (no sampling)</p>",
+        f"{html.escape(scope)}, computed exactly (no sampling)</p>",
+        f"<p>{html.escape(description)}</p>" if title is not None and description else "",
         _banner(counts), _counts(counts), "</header>",
         f"<nav><p>Contents: {' &middot; '.join(contents)}</p></nav>",
-        "<h2>How to read the table</h2>", _legend(),
-        '<h2 id="table">Rows</h2>', _table(rows, charts), _assumed(rows),
+        "<h2>How to read the table</h2>", _legend(rows),
+        '<h2 id="table">Rows</h2>', _table(rows, charts), _assumed(rows), evidence,
     ]
     if charts.figures:
         body += ['<h2 id="charts">Charts</h2>', '<div class="charts">', *charts.figures, "</div>"]
-    return page("dpverify audit", "\n".join(part for part in body if part))
+    return page(title or TITLE, "\n".join(part for part in body if part))

@@ -26,8 +26,13 @@ from typing import Any
 from dpverify.verdict.engine import Verdict
 
 __all__ = [
-    "Kind", "kind_of", "mark", "Counts", "LEGEND", "VERDICT_LEGEND", "number", "series_groups", "symbol", "generated_now",
+    "Kind", "kind_of", "mark", "Counts", "LEGEND", "VERDICT_LEGEND", "legend", "claims_a_bound", "number",
+    "series_groups", "symbol", "generated_now", "TITLE", "INTRODUCTION",
 ]
+
+#: The reports' title and first sentence for the registered audits (an audit file brings its own).
+TITLE = "dpverify audit"
+INTRODUCTION = "Every registered claim on its default instance"
 
 
 class Kind(enum.Enum):
@@ -122,6 +127,28 @@ LEGEND: tuple[tuple[str, str], ...] = (
     ("slack", "the margin left to the claim: claimed delta - delta* for (eps, delta) claims, "
               "claimed eps - eps* for pure ones; negative when violated"),
 )
+
+#: ``claimed eps`` for rows whose claim is stated as it is checked (no theorem's bound at a parameter).
+_STATED_CLAIM = ("claimed eps", "the epsilon the claim guarantees on this instance")
+
+
+def claims_a_bound(row: Any) -> bool:
+    """Whether the row's claimed eps is a theorem's bound at the instance's own eps: the instance
+    has a numeric ``epsilon`` parameter (the mechanism's input) and the claimed eps differs from it
+    (an O(eps) claim at eps = 0.2 guaranteeing 2.773). The reports' legend then explains the two."""
+    epsilon = row.case.parameters.get("epsilon")
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)):
+        return False
+    return float(row.measurement.claimed_epsilon) != float(epsilon)
+
+
+def legend(rows: Iterable[Any]) -> tuple[tuple[str, str], ...]:
+    """:data:`LEGEND` for these rows: the note on a theorem's bound against the instance's eps
+    only when some row claims one (:func:`claims_a_bound`), else the plain meaning of claimed eps."""
+    if any(claims_a_bound(r) for r in rows):
+        return LEGEND
+    return tuple(_STATED_CLAIM if term == "claimed eps" else (term, meaning) for term, meaning in LEGEND)
+
 
 #: What each kind of verdict means, as (kind, the state whose mark it shows, meaning).
 VERDICT_LEGEND: tuple[tuple[Kind, str, str], ...] = (

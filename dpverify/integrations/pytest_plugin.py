@@ -34,7 +34,7 @@ Baseline files, ``<name>.json``, are documents of dpverify's JSON contract
 (:mod:`dpverify.integrations.contract`, docs/json.md), ``"document": "baseline"``::
 
     {
-      "schema_version": "1.2",
+      "schema_version": "1.3",
       "document": "baseline",
       "dpverify_version": "0.1.0",
       "mechanism": "randomized_response",
@@ -101,7 +101,7 @@ __all__ = [
 TOLERANCE = 1e-9
 #: The version of the baseline files written: the JSON contract's (see "Baseline files" in the
 #: module docstring). Files of the older baseline formats 1 and 2 are read too.
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 _DOCUMENT = "baseline"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 

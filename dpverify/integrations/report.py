@@ -25,12 +25,14 @@ from typing import Any
 from dpverify.integrations import contract
 from dpverify.integrations.audit import AuditRow, AuditTiming, SweepSeries, format_table
 from dpverify.integrations.presentation import (
-    LEGEND,
+    INTRODUCTION,
+    TITLE,
     VERDICT_LEGEND,
     Counts,
     Kind,
     generated_now,
     kind_of,
+    legend,
     mark,
     series_groups,
     symbol,
@@ -48,11 +50,16 @@ VOLATILE_ROW_KEYS = ("seconds",)
 
 
 def audit_document(rows: Sequence[AuditRow], *, generated: str | None = None,
-                   timing: AuditTiming | None = None) -> dict[str, Any]:
+                   timing: AuditTiming | None = None, title: str | None = None,
+                   description: str | None = None) -> dict[str, Any]:
     """The ``"audit"`` document of the JSON contract (``dpverify audit --format json``, audit.json);
     ``generated``: when the audit ran (default: now, :func:`~dpverify.integrations.presentation.generated_now`);
-    ``timing``: the run's ``jobs`` and ``wall_seconds`` (left out when not given)."""
+    ``timing``: the run's ``jobs`` and ``wall_seconds`` (left out when not given); ``title`` and
+    ``description``: an audit file's heading (left out when not given)."""
     document: dict[str, Any] = {**contract.header("audit"), "generated": generated or generated_now()}
+    if title is not None:
+        document["title"] = title
+        document["description"] = description or ""
     if timing is not None:
         document["jobs"] = timing.jobs
         document["wall_seconds"] = round(timing.wall_seconds, 2)
@@ -80,24 +87,27 @@ def _timing(document: dict[str, Any]) -> AuditTiming | None:
     return None
 
 
-def markdown_report(rows: Sequence[AuditRow], *, timing: AuditTiming | None = None) -> str:
-    """The audit in Markdown: the counts, the run's time (wall time with ``timing``, and the row
-    time summed), the legend, the table (verdicts marked ✓ holds, ✗ VIOLATED (expected),
-    · measured; a row not as expected in bold), each sweep's table, the details."""
+def markdown_report(rows: Sequence[AuditRow], *, timing: AuditTiming | None = None, title: str | None = None,
+                    description: str | None = None) -> str:
+    """The audit in Markdown: the title (an audit file's ``title`` and ``description``, else the
+    registered audits'), the counts, the run's time (wall time with ``timing``, and the row time
+    summed), the legend, the table (verdicts marked ✓ holds, ✗ VIOLATED (expected), · measured; a
+    row not as expected in bold), each sweep's table, the details (claim statements and witnesses)."""
     counts = Counts.of(rows)
     row_time = f"{sum(r.seconds for r in rows):.1f} s of row time"
     lines = [
-        "# dpverify audit",
+        f"# {title or TITLE}",
         "",
         f"**{counts.summary()}.**",
         "",
         (timing.describe(rows) if timing is not None else f"{len(rows)} rows, {row_time}") + ".",
         "",
-        "Every registered claim on its default instance, computed exactly (no sampling). A mutant must violate "
-        "the claim of the mechanism it breaks (its parent, named in the details); measured rows report figures "
-        "without a verdict.",
+        *([description, ""] if title is not None and description else []),
+        ("Every row is computed exactly" if title is not None else f"{INTRODUCTION}, computed exactly")
+        + " (no sampling). A mutant must violate the claim of the mechanism it breaks (its parent, named in the "
+        "details); measured rows report figures without a verdict.",
         "",
-        *(f"- `{term}`: {meaning}" for term, meaning in LEGEND),
+        *(f"- `{term}`: {meaning}" for term, meaning in legend(rows)),
         *(f"- {symbol(state)} {meaning}" for kind, state, meaning in VERDICT_LEGEND
           if kind is not Kind.UNEXPECTED or counts.unexpected),
         "",
@@ -135,6 +145,8 @@ def markdown_report(rows: Sequence[AuditRow], *, timing: AuditTiming | None = No
         lines += ["", "## Details", ""]
     for r in details:
         lines.append(f"### {r.case.claim} `{r.case.mechanism}` ({r.case.instance})")
+        if r.case.statement:
+            lines += ["", f"Claim {r.case.claim}: {r.case.statement}" + (f" (source: {r.case.source})" if r.case.source else "")]
         if r.case.description:
             lines += ["", r.case.description]
         if r.case.parent:
@@ -175,17 +187,20 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def write_reports(rows: Sequence[AuditRow], directory: str | Path, *, timing: AuditTiming | None = None) -> list[Path]:
+def write_reports(rows: Sequence[AuditRow], directory: str | Path, *, timing: AuditTiming | None = None,
+                  title: str | None = None, description: str | None = None) -> list[Path]:
     """Write ``audit.json``, ``audit.md`` and ``audit.html`` under ``directory``; return the paths.
 
     When ``audit.json`` already holds this audit with equal non-volatile values, its volatile ones
     (each row's seconds, the document's date, the run's jobs and wall time) are kept, so the three
-    files come out byte-identical whatever ``--jobs`` this run had.
+    files come out byte-identical whatever ``--jobs`` this run had. ``title`` and ``description``:
+    an audit file's heading (default: the registered audits').
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     json_path = directory / "audit.json"
-    rows, document = _stabilised(rows, json_path, timing)
+    heading = {"title": title, "description": description}
+    rows, document = _stabilised(rows, json_path, timing, heading)
     # the Markdown and HTML show the seconds as the JSON holds them (rounded): a later run that keeps
     # them reads them back from the JSON, and must draw the same bytes (1.7951 s and 1.795 s print
     # as 1.80 and 1.79)
@@ -193,9 +208,9 @@ def write_reports(rows: Sequence[AuditRow], directory: str | Path, *, timing: Au
     timing = _timing(document)
     json_path.write_text(contract.dumps(document) + "\n", encoding="utf-8")
     md_path = directory / "audit.md"
-    md_path.write_text(markdown_report(rows, timing=timing), encoding="utf-8")  # marks: ✓ ✗ ·
+    md_path.write_text(markdown_report(rows, timing=timing, **heading), encoding="utf-8")  # marks: ✓ ✗ ·
     html_path = directory / "audit.html"
-    html_path.write_text(html_report(rows, generated=document["generated"], timing=timing), encoding="utf-8")
+    html_path.write_text(html_report(rows, generated=document["generated"], timing=timing, **heading), encoding="utf-8")
     return [json_path, md_path, html_path]
 
 
@@ -203,12 +218,13 @@ __all__ += ["format_table"]
 
 
 def _stabilised(rows: Sequence[AuditRow], path: Path, timing: AuditTiming | None = None,
-                ) -> tuple[list[AuditRow], dict[str, Any]]:
+                heading: dict[str, str | None] | None = None) -> tuple[list[AuditRow], dict[str, Any]]:
     """``rows`` and their document, with the volatile values of the document at ``path`` when every
     other value is equal (compared as JSON, the way the file holds them) and it has each volatile
     key the new one has (else the new values, all of them: a header never mixes two runs)."""
     rows = list(rows)
-    document = audit_document(rows, timing=timing)
+    heading = heading or {}
+    document = audit_document(rows, timing=timing, **heading)
     try:
         previous = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -220,7 +236,8 @@ def _stabilised(rows: Sequence[AuditRow], path: Path, timing: AuditTiming | None
     rows = [replace(row, seconds=_seconds(old, row.seconds)) for row, old in zip(rows, previous["results"])]
     kept = _timing(previous) if "jobs" in previous or "wall_seconds" in previous else timing
     generated = previous.get("generated")
-    return rows, audit_document(rows, generated=generated if isinstance(generated, str) else None, timing=kept)
+    return rows, audit_document(rows, generated=generated if isinstance(generated, str) else None, timing=kept,
+                                **heading)
 
 
 def _seconds(row: dict[str, Any], default: float) -> float:
@@ -238,11 +255,14 @@ def _stable_part(document: dict[str, Any]) -> Any:
     return head, body
 
 
-def html_report(rows: Sequence[AuditRow], *, generated: str | None = None, timing: AuditTiming | None = None) -> str:
+def html_report(rows: Sequence[AuditRow], *, generated: str | None = None, timing: AuditTiming | None = None,
+                title: str | None = None, description: str | None = None) -> str:
     """The audit as one self-contained HTML page (:func:`dpverify.integrations.html_report.audit_page`):
-    version, ``generated`` (default: now) and counts in the header, the legend, the table with
-    coloured verdicts, charts of the O(eps) sweeps (measured eps*/eps against the claim's ratio) and
-    of the privacy profiles recorded by the rows, each linked from its rows and back."""
+    the title (an audit file's ``title`` and ``description``, else the registered audits'), version,
+    ``generated`` (default: now) and counts in the header, the legend, the table with coloured
+    verdicts, the claims stated and the witnesses, charts of the O(eps) sweeps (measured eps*/eps
+    against the claim's ratio) and of the privacy profiles recorded by the rows, each linked from
+    its rows and back."""
     from dpverify.integrations.html_report import audit_page
 
-    return audit_page(rows, generated=generated, timing=timing)
+    return audit_page(rows, generated=generated, timing=timing, title=title, description=description)

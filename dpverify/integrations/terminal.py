@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any
 
-from dpverify.integrations.presentation import LEGEND, VERDICT_LEGEND, Counts, Kind, kind_of, mark, number, symbol
+from dpverify.integrations.presentation import VERDICT_LEGEND, Counts, Kind, kind_of, legend, mark, number, symbol
 
 __all__ = ["render_table", "print_table", "KIND_STYLES"]
 
@@ -77,14 +77,14 @@ def _table(rows: Sequence[Any], *, stacked: bool, ascii_only: bool) -> Any:
     return table
 
 
-def _legend(counts: Counts, *, ascii_only: bool) -> Any:
+def _legend(rows: Sequence[Any], counts: Counts, *, ascii_only: bool) -> Any:
     from rich.table import Table
     from rich.text import Text
 
     grid = Table.grid(padding=(0, 2))
     grid.add_column(no_wrap=True, style="bold")
     grid.add_column()
-    for term, meaning in LEGEND:
+    for term, meaning in legend(rows):
         grid.add_row(term, meaning)
     marks = Text()
     for kind, state, meaning in VERDICT_LEGEND:
@@ -106,9 +106,30 @@ def _notes(rows: Sequence[Any]) -> list[str]:
             *(f"{r.case.claim} {r.case.mechanism} ({r.case.instance}): {r.measurement.assuming}" for r in assumed)]
 
 
+def _statements(rows: Sequence[Any]) -> list[Any]:
+    """The claims of rows that state them (an audit file's), once each: ``claim 1  <statement>
+    (source: ...)``, as a grid that wraps; empty when no row states its claim."""
+    from rich.table import Table
+    from rich.text import Text
+
+    seen: dict[str, str] = {}
+    for r in rows:
+        if r.case.statement and r.case.claim not in seen:
+            source = f" (source: {r.case.source})" if r.case.source else ""
+            seen[r.case.claim] = f"{r.case.statement}{source}"
+    if not seen:
+        return []
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column()
+    for claim, text in seen.items():
+        grid.add_row(f"claim {claim}", text)
+    return [Text(""), grid]
+
+
 def render_table(rows: Sequence[Any], *, width: int | None = None, color: bool = False,
                  ascii_only: bool = False) -> str:
-    """The audit rows as text: table, notes, legend and summary line.
+    """The audit rows as text: table, notes, the claims stated (an audit file's), legend and summary line.
 
     Args:
         rows: :class:`~dpverify.integrations.audit.AuditRow` rows.
@@ -132,7 +153,7 @@ def render_table(rows: Sequence[Any], *, width: int | None = None, color: bool =
     notes = _notes(rows)
     if notes:
         parts += [Text(""), Text(notes[0]), *(Padding(Text(note), (0, 0, 0, 2)) for note in notes[1:])]
-    prose = [Text(""), _legend(counts, ascii_only=ascii_only), Text(""), Text(counts.summary(), style=summary_style)]
+    prose = [*_statements(rows), Text(""), _legend(rows, counts, ascii_only=ascii_only), Text(""), Text(counts.summary(), style=summary_style)]
     out = io.StringIO()
     for group, group_width in ((parts, limit), (prose, min(limit, _PROSE))):
         console = Console(file=out, width=group_width, force_terminal=color, color_system="standard" if color else None,

@@ -29,7 +29,7 @@ LAYERS = [
     {"dpverify.verdict"},
     {"dpverify.densities"},
     {"dpverify.checking"},
-    {"dpverify", "dpverify.integrations", "dpverify.__main__", "dpverify.testing"},
+    {"dpverify", "dpverify.integrations", "dpverify.__main__", "dpverify.testing", "dpverify.auditing"},
 ]
 
 

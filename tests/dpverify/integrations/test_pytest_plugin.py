@@ -208,7 +208,7 @@ def test_baseline_is_written_then_a_worsened_mechanism_fails(pytester, run):
     first.stdout.fnmatch_lines(["*dpverify baselines*", "*wrote baseline*rr.json*"])
     path = pytester.path / ".dpverify-baselines" / "rr.json"
     stored = json.loads(path.read_text())
-    assert (stored["schema_version"], stored["document"]) == ("1.2", "baseline")
+    assert (stored["schema_version"], stored["document"]) == ("1.3", "baseline")
     assert stored["epsilon_star"]["value"] == pytest.approx(math.log(3))  # ln((3/4) / (1/4))
     assert stored["epsilon_star"]["kind"] == "finite"
     assert stored["delta"]["value"] == pytest.approx(0.75 - math.e / 4)  # hockey stick at eps = 1
@@ -301,7 +301,7 @@ def test_baseline_entry_round_trips_through_the_json_contract(epsilon_star, delt
 def test_a_baseline_file_holds_a_record_a_line_and_a_figure_a_line():
     instance = {"records": [[0, 0], [0, 1]], "n": 1, "neighbors": "substitute", "epsilon": 1.0}
     assert BaselineEntry(instance, math.inf, None, "label_sum").to_json() == f"""{{
-  "schema_version": "1.2",
+  "schema_version": "1.3",
   "document": "baseline",
   "dpverify_version": "{dpverify.__version__}",
   "mechanism": "label_sum",
@@ -378,7 +378,7 @@ def test_an_old_format_baseline_is_read_and_still_guards_the_stored_epsilon(pyte
 
     run("--dpverify-update-baselines").assert_outcomes(passed=1)
     rewritten = json.loads(path.read_text())
-    assert rewritten["schema_version"] == "1.2" and rewritten["epsilon_star"]["value"] == pytest.approx(math.log(4))
+    assert rewritten["schema_version"] == "1.3" and rewritten["epsilon_star"]["value"] == pytest.approx(math.log(4))
     assert rewritten["instance"]["records"] == [[0, 0], [0, 1]]
 
 
@@ -435,9 +435,9 @@ def test_a_schema_2_baseline_is_read_and_guards_until_rewritten_as_the_contract(
          "delta='0.1' must be a JSON number or null"),
         ('{"schema_version": 2, "instance": {}, "epsilon_star": 1.0, "epsilon_star_infinite": true, "delta": null}',
          "epsilon_star=1.0 must be null when epsilon_star_infinite is true"),
-        ('{"schema_version": 3}', "schema_version=3 is not one this dpverify reads ('1.2', 2, or files with \"format\": 1)"),
+        ('{"schema_version": 3}', "schema_version=3 is not one this dpverify reads ('1.3', 2, or files with \"format\": 1)"),
         ('{"schema_version": "2.0", "document": "baseline"}',
-         "schema_version='2.0' is not one this dpverify reads (1.x; this dpverify writes '1.2')"),
+         "schema_version='2.0' is not one this dpverify reads (1.x; this dpverify writes '1.3')"),
         ('{"schema_version": "1.1", "document": "audit", "instance": {}}', 'document=\'audit\' must be "baseline"'),
         ('{"schema_version": "1.1", "document": "baseline", "instance": {}, "epsilon_star": 0.5, "delta": null}',
          "epsilon_star=0.5 must be a figure object {\"value\": number | null, \"kind\": \"finite\" | \"+inf\" | "
