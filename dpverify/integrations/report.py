@@ -195,7 +195,8 @@ def write_reports(rows: Sequence[AuditRow], directory: str | Path, *, timing: Au
     md_path = directory / "audit.md"
     md_path.write_text(markdown_report(rows, timing=timing), encoding="utf-8")  # marks: ✓ ✗ ·
     html_path = directory / "audit.html"
-    html_path.write_text(html_report(rows, generated=document["generated"], timing=timing), encoding="utf-8")
+    html_path.write_text(html_report(rows, generated=document["generated"], timing=timing, directory=directory),
+                         encoding="utf-8")
     return [json_path, md_path, html_path]
 
 
@@ -238,11 +239,15 @@ def _stable_part(document: dict[str, Any]) -> Any:
     return head, body
 
 
-def html_report(rows: Sequence[AuditRow], *, generated: str | None = None, timing: AuditTiming | None = None) -> str:
+def html_report(rows: Sequence[AuditRow], *, generated: str | None = None, timing: AuditTiming | None = None,
+                directory: str | Path | None = None) -> str:
     """The audit as one self-contained HTML page (:func:`dpverify.integrations.html_report.audit_page`):
-    version, ``generated`` (default: now) and counts in the header, the legend, the table with
-    coloured verdicts, charts of the O(eps) sweeps (measured eps*/eps against the claim's ratio) and
-    of the privacy profiles recorded by the rows, each linked from its rows and back."""
+    version, ``generated`` (default: now) and the verdict in the header; a summary (what was checked,
+    what failed, what was assumed); each claim with its source; the table with each row's claim
+    statement and coloured verdict; the witness of every VIOLATED row; every assumption with its
+    status; charts of the O(eps) sweeps (measured eps*/eps against the claim's ratio) and of the
+    privacy profiles recorded by the rows (the claim marked), each linked from its rows and back.
+    ``directory``: where the page is written (links to sources are made relative to it)."""
     from dpverify.integrations.html_report import audit_page
 
-    return audit_page(rows, generated=generated, timing=timing)
+    return audit_page(rows, generated=generated, timing=timing, directory=directory)
