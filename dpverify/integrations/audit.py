@@ -167,7 +167,11 @@ class AuditCase:
             to 4 digits); :func:`audit_cases` fills it from the audit's ``instance(parameters)``.
         statement: the claim in its author's words (an audit file's rows, :mod:`dpverify.auditing`),
             shown with the row in every report; empty for rows that say it in ``description``.
-        source: where the claim comes from (a paper, a note), shown beside ``statement``.
+        source: where the claim comes from, as the reports show it beside the statement
+            (``"[LWY25] Lemma 11"``, ``"my derivation, notes.md"``); :func:`audit_cases` fills it
+            from the audit's ``SOURCES`` when empty.
+        source_link: where the report links the source: a URL, or an absolute file path (with an
+            optional ``#anchor``) that the report writes relative to itself; empty for no link.
     """
 
     claim: str
@@ -181,6 +185,7 @@ class AuditCase:
     shown: str | None = None
     statement: str = ""
     source: str = ""
+    source_link: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.expect, Expect):
@@ -472,15 +477,21 @@ def load_audits() -> list[Any]:
 
 def audit_cases(audits: Iterable[Any] | None = None) -> list[AuditCase]:
     """Every case of every audit (``load_audits()`` by default), in report order. An audit with an
-    ``instance(parameters) -> str`` function decides how its rows' instances are shown."""
+    ``instance(parameters) -> str`` function decides how its rows' instances are shown; one with
+    ``SOURCES``, a mapping from claim id to ``(source, source_link)``, gives the source of its rows
+    that name none."""
     cases: list[AuditCase] = []
     for audit in load_audits() if audits is None else audits:
         show = getattr(audit, "instance", None)
+        sources = getattr(audit, "SOURCES", {})
         for case in audit.cases():
             if not isinstance(case, AuditCase):
                 raise TypeError(f"{audit!r}.cases() must return AuditCase rows, got {case!r}")
             if show is not None and case.shown is None:
                 case = replace(case, shown=show(case.parameters))
+            if not case.source and case.claim in sources:
+                text, link = sources[case.claim]
+                case = replace(case, source=text, source_link=link)
             cases.append(case)
     return cases
 

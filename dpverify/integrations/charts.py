@@ -24,10 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Series", "line_chart", "omitted", "wants_log_scale", "LOG_RATIO"]
+__all__ = ["Series", "line_chart", "profile_chart", "omitted", "wants_log_scale", "LOG_RATIO", "SIZE"]
 
 #: Series whose magnitudes differ by more than this share a logarithmic y axis.
 LOG_RATIO = 10.0
+#: A chart's width and height in inches (72 pt each; 1 pt = 4/3 CSS px): 4.6 in is 442 px, its text
+#: 11 pt (the legend 10 pt); on a 390 px phone the page shrinks it to about 345 px, the text to about
+#: 11 px (10 px).
+SIZE = (4.6, 3.0)
 #: Colours that stay apart for colour-blind readers (Okabe–Ito).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 _RC: dict[Any, Any] = {
@@ -35,7 +39,7 @@ _RC: dict[Any, Any] = {
     "svg.hashsalt": "dpverify",
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans"],
-    "font.size": 10.0,
+    "font.size": 11.0,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
@@ -82,7 +86,7 @@ def _short(value: float) -> str:
 
 
 def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, title: str, prefix: str,
-               size: tuple[float, float] = (5.6, 3.2)) -> str:
+               size: tuple[float, float] = SIZE) -> str:
     """An ``<svg>`` element: ``series`` on one axes with a legend, ``title`` as its accessible name.
 
     Args:
@@ -136,10 +140,22 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, title: s
         axes.yaxis.set_major_formatter(formatter)
         axes.set_xlabel(x_label)
         axes.set_ylabel(y_label + (" (log scale)" if log else ""))
-        figure.legend(loc="outside upper center", ncols=min(len(drawable), 3), fontsize=9)  # never over the data
+        figure.legend(loc="outside upper center", ncols=min(len(drawable), 3), fontsize=10)  # never over the data
         out = io.StringIO()
         figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     return _inline(out.getvalue(), title, prefix)
+
+
+def profile_chart(profile: Sequence[tuple[float, float]], claim: tuple[float, float], *, title: str,
+                  prefix: str) -> str:
+    """A privacy profile δ(ε) with the claim ``(epsilon, delta)`` marked by a star: the claim holds
+    where its star lies on or above the curve. The axes include the star (a claim at ε = 2.773 beside
+    a profile swept to 1 widens the x axis to it)."""
+    epsilon, delta = claim
+    star = Series(f"claim (ε={_short(epsilon)}, δ={_short(delta)})", ((epsilon, delta),), marker_only=True,
+                  marker="*")
+    return line_chart([Series("worst-case δ(ε) over all pairs", tuple(profile)), star], x_label="ε", y_label="δ",
+                      title=title, prefix=prefix)
 
 
 def _drawable(series: Series, log: bool) -> list[tuple[float, float]]:

@@ -13,11 +13,11 @@ page shows the verdict, the bound and the strongest event.
 from __future__ import annotations
 
 import html
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from dpverify.integrations.charts import Series, line_chart
+from dpverify.integrations.charts import profile_chart
+from dpverify.integrations.html_evidence import witness_table
 from dpverify.integrations.html_report import page
 from dpverify.integrations.presentation import generated_now, number
 
@@ -50,13 +50,6 @@ def _facts(result: Any) -> list[tuple[str, str]]:
     return rows
 
 
-def _outcomes(output_set: Any, limit: int = 20) -> str:
-    outcomes = sorted(output_set, key=repr)
-    shown = ", ".join(map(repr, outcomes[:limit]))
-    more = f", ... ({len(outcomes):,} outcomes)" if len(outcomes) > limit else ""
-    return f"{{{shown}{more}}}"
-
-
 def _witness(result: Any) -> str:
     witness = result.witness
     if witness is None:
@@ -66,35 +59,18 @@ def _witness(result: Any) -> str:
         return f"<h2 id=\"witness\">{title}</h2>\n<pre>{html.escape(str(witness))}</pre>"
     within = getattr(witness, "within_rounding", False)
     title = "Closest pair (within rounding)" if within else "Witness"
-    p, q = float(witness.p), float(witness.q)
-    bound = (math.exp(float(witness.epsilon)) * q if q > 0 else 0.0) + float(witness.delta)
-    relation = ">" if p > bound else "<="
-    rows = [
-        ("D", repr(witness.dataset)),
-        ("D'", repr(witness.neighbor)),
-        ("S (event)", _outcomes(witness.output_set)),
-        ("P[M(D) ∈ S]", f"{p:.12g}" + ("" if isinstance(witness.p, float) else f" (exactly {witness.p})")),
-        ("P[M(D') ∈ S]", f"{q:.12g}" + ("" if isinstance(witness.q, (float, int)) else f" (exactly {witness.q})")),
-        ("check", f"{p:.12g} {relation} e^eps · {q:.12g} + delta = {bound:.12g}"),
-    ]
-    table = "".join(f"<tr><th scope=\"row\">{html.escape(k, quote=False)}</th>"
-                    f"<td><code>{html.escape(v, quote=False)}</code></td></tr>" for k, v in rows)
     lead = ("The pair of neighbouring datasets and the set of outputs on which the claim is broken: M(D) lands in "
             "S more often than e^eps times M(D') does, plus delta." if not within else
             "The pair closest to breaking the claim; its excess is within the rounding its float probabilities carry.")
-    return f"<h2 id=\"witness\">{title}</h2>\n<p>{html.escape(lead)}</p>\n<table class=\"facts\">{table}</table>"
+    return f"<h2 id=\"witness\">{title}</h2>\n<p>{html.escape(lead)}</p>\n{witness_table(witness)}"
 
 
 def _profile(result: Any, profile: Sequence[tuple[float, float]] | None) -> str:
     if not profile:
         return ""
-    claimed = (float(result.claimed_epsilon), float(result.claimed_delta))
     title = "Privacy profile δ(ε)"
-    svg = line_chart(
-        [Series("worst-case δ(ε) over all pairs", tuple(profile)),
-         Series(f"claim (ε={number(claimed[0])}, δ={number(claimed[1])})", (claimed,), marker_only=True, marker="*")],
-        x_label="ε", y_label="δ", title=title, prefix="profile-",
-    )
+    svg = profile_chart(tuple(profile), (float(result.claimed_epsilon), float(result.claimed_delta)), title=title,
+                        prefix="profile-")
     note = ("The smallest delta for which the mechanism is (eps, delta)-DP, at each eps: the worst hockey-stick "
             "divergence over every neighbouring pair, measured in float64 by a second pass (dpverify.analyze). "
             "The claim holds where its star lies on or above the curve; the verdict above is the certified one.")
@@ -102,9 +78,9 @@ def _profile(result: Any, profile: Sequence[tuple[float, float]] | None) -> str:
             f"<p>{html.escape(note)}</p>\n{svg}</figure>")
 
 
-_STYLE = ("table.facts{border-collapse:collapse;margin:.5em 0 1em}"
-          "table.facts th{text-align:left;padding:3px 12px 3px 0;vertical-align:top;white-space:nowrap}"
-          "table.facts td{padding:3px 0}table.facts code{font-size:1em}figure.chart{max-width:700px}")
+#: The page's own style beside :data:`~dpverify.integrations.html_report.STYLE` (which styles the
+#: facts tables and the chart): the chart no wider than it is drawn.
+_STYLE = "table.facts{max-width:60em}figure.chart{max-width:36em}"
 
 
 def check_page(result: Any, *, mechanism: str, instance: str = "", profile: Sequence[tuple[float, float]] | None = None,

@@ -1,16 +1,25 @@
-"""The audit as one self-contained HTML page: header, counts, legend, the table, the charts.
+"""The audit as one self-contained HTML page, in the order a reviewer reads it.
 
 :func:`audit_page` writes ``reports/audit.html`` (through :func:`dpverify.integrations.report.html_report`).
 The page has no script and loads nothing: its charts are inline SVG drawn by matplotlib
 (:mod:`~dpverify.integrations.charts`), its style one ``<style>`` element, its text ASCII (other
-characters as references), so it reads the same from any disk, mail or CI artifact.
+characters as references), so it reads the same from any disk, mail or CI artifact. The only links
+that leave it are the rows' sources (the claims ledger, a paper, a user's URL).
 
-* The header gives the dpverify version, when the audit was generated (``generated``: one string,
-  chosen by the caller, so that an unchanged audit can keep its date) and the counts of
+* The header: the dpverify version, when the audit was generated (``generated``: one string, chosen
+  by the caller, so that an unchanged audit can keep its date), the verdict and the counts of
   :mod:`~dpverify.integrations.presentation`.
-* Each row has an anchor ``row-N`` (N from 1, in table order) and links to its chart; each chart
-  (``sweep-K`` for the K-th sweep series, ``profile-N`` for row N's privacy profile) links back to
-  its rows.
+* The summary (:mod:`~dpverify.integrations.html_summary`): what was checked, what failed, what
+  was assumed; then each claim once, with its source and the outcome of its rows.
+* The table: each row's claim statement and source (``AuditCase.description``, ``source``,
+  ``source_link``), instance, figures and verdict, in a container that scrolls sideways on a
+  narrow screen. Each row has an anchor ``row-N`` (N from 1, in table order) and links to its
+  witness and its chart.
+* The witnesses of the VIOLATED rows (``witness-N``) and every assumption with its status
+  (:mod:`~dpverify.integrations.html_evidence`).
+* The charts: ``sweep-K`` for the K-th sweep series, ``profile-N`` for row N's privacy profile with
+  the claim marked; each links back to its rows. They fill the width of a phone and never grow
+  past their drawn size (:data:`~dpverify.integrations.charts.SIZE`).
 * Verdicts are coloured by :class:`~dpverify.integrations.presentation.Kind` (a legend says how).
 * An audit file's page (``dpverify audit PATH.py``) has its title and description in the header
   and a section ``evidence`` with each row's claim statement, source and witness (``evidence-N``).
@@ -20,9 +29,18 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from dpverify.integrations.charts import Series, line_chart, omitted
+from dpverify.integrations.charts import Series, line_chart, omitted, profile_chart
+from dpverify.integrations.html_evidence import (
+    assumption_section,
+    source_html,
+    statement_html,
+    violated,
+    witness_section,
+)
+from dpverify.integrations.html_summary import claims_table, summary_section
 from dpverify.integrations.presentation import (
     TITLE,
     VERDICT_LEGEND,
@@ -39,10 +57,15 @@ from dpverify.integrations.presentation import (
 
 __all__ = ["audit_page", "page", "STYLE", "greek"]
 
-#: The page's style sheet; the verdict classes ``v-<kind>`` colour the badges and rows.
+#: The page's style sheet; the verdict classes ``v-<kind>`` colour the badges and rows, ``a-<status>``
+#: the assumptions. Wide tables sit in ``div.scroll`` (scrolled sideways on a narrow screen, the page
+#: itself never wider than the window); charts fill a card of at least 26em (the window's width below
+#: that) and shrink with it, never grow past their drawn size.
 STYLE = """
+*,*::before,*::after{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:1.5em 2em;color:#1f2328;
- line-height:1.4}
+ line-height:1.4;overflow-wrap:break-word}
+@media (max-width:40em){body{margin:1em .75em}}
 h1{margin:0 0 .2em;font-size:1.7em} h2{margin:1.6em 0 .5em;font-size:1.3em} h3{margin:0 0 .3em;font-size:1.05em}
 .meta{color:#57606a;margin:0 0 1em}
 .banner{padding:.6em 1em;border-radius:6px;font-weight:600;margin:.5em 0 1em;display:inline-block}
@@ -51,24 +74,38 @@ h1{margin:0 0 .2em;font-size:1.7em} h2{margin:1.6em 0 .5em;font-size:1.3em} h3{m
 .counts{display:flex;flex-wrap:wrap;gap:.5em;margin:.3em 0 1em;padding:0;list-style:none}
 .counts li{border:1px solid #d0d7de;border-radius:6px;padding:.3em .7em}
 .counts b{font-size:1.15em;margin-right:.25em}
+dl.summary{margin:.5em 0 1em;max-width:60em;border-left:4px solid #0969da;padding:.2em 0 .2em 1em}
+dl.summary dt{font-weight:700;margin-top:.5em} dl.summary dd{margin:0} dl.summary ul{margin:.2em 0;padding-left:1.3em}
 dl.legend{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em;margin:.5em 0 1em;max-width:72em}
 dl.legend dt{font-weight:600;font-family:ui-monospace,SFMono-Regular,Menlo,monospace} dl.legend dd{margin:0}
-.v{display:inline-block;padding:0 .45em;border-radius:4px;white-space:nowrap;font-weight:600}
+.v,.a{display:inline-block;padding:0 .45em;border-radius:4px;white-space:nowrap;font-weight:600}
 .v-holds{background:#dafbe1;color:#116329} .v-caught{background:#ddf4ff;color:#0550ae}
 .v-measured{background:#eaeef2;color:#424a53;font-weight:400} .v-undecided{background:#fff8c5;color:#7d4e00}
 .v-unexpected{background:#cf222e;color:#fff}
+.a-proved{background:#dafbe1;color:#116329} .a-accepted{background:#fff8c5;color:#7d4e00}
+.a-refuted{background:#eaeef2;color:#424a53} .a-unproved{background:#cf222e;color:#fff}
+ul.assumptions{padding-left:1.2em;max-width:72em} ul.assumptions li{margin:.25em 0}
+.scroll{overflow-x:auto;max-width:100%;margin:.5em 0 1em}
 table.audit{border-collapse:collapse;font-size:13px;width:100%}
-table.audit th{position:sticky;top:0;background:#f6f8fa;border-bottom:2px solid #d0d7de;text-align:left;
- padding:4px 6px;vertical-align:bottom}
+table.rows{min-width:64em} table.claims{width:auto}
+table.audit th{background:#f6f8fa;border-bottom:2px solid #d0d7de;text-align:left;padding:4px 6px;vertical-align:bottom}
 table.audit td{border-bottom:1px solid #eaeef2;padding:3px 6px;vertical-align:top}
 table.audit tr.unexpected td{background:#ffebe9} table.audit tr.undecided td{background:#fff8c5}
 table.audit tr:target td{outline:2px solid #0969da;outline-offset:-2px}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums} td.num{white-space:nowrap}
-td.instance{color:#424a53;min-width:20em} td.mech{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
-.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(560px,1fr));gap:1.2em}
-figure.chart{margin:0;padding:.8em;border:1px solid #d0d7de;border-radius:6px;scroll-margin-top:1em}
+td.checked{min-width:22em} .statement{display:block} .instance{display:block;color:#57606a;font-size:12px}
+td.mech{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+.source{display:block;font-size:12px}
+.witnesses{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,34em),1fr));gap:1em}
+section.witness{border:1px solid #d0d7de;border-radius:6px;padding:.6em .8em;min-width:0;scroll-margin-top:1em}
+section.witness:target{border-color:#0969da;box-shadow:0 0 0 2px #0969da} section.witness p{margin:.2em 0}
+table.facts{border-collapse:collapse;margin:.5em 0;width:100%}
+table.facts th{text-align:left;padding:3px 12px 3px 0;vertical-align:top;white-space:nowrap;font-weight:600}
+table.facts td{padding:3px 0;overflow-wrap:anywhere} table.facts code{font-size:.92em}
+.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,26em),1fr));gap:1em}
+figure.chart{margin:0;padding:.6em;border:1px solid #d0d7de;border-radius:6px;scroll-margin-top:1em;min-width:0}
 figure.chart:target{border-color:#0969da;box-shadow:0 0 0 2px #0969da}
-figure.chart svg{width:100%;height:auto;display:block}
+figure.chart svg{display:block;max-width:100%;height:auto;margin:0 auto}
 figure.chart svg text{font-family:"DejaVu Sans",Verdana,sans-serif;fill:#1f2328}
 figure.chart p{margin:.2em 0;color:#424a53;font-size:.9em}
 a{color:#0969da}
@@ -178,13 +215,14 @@ class _Charts:
                 continue
             n = self.index[id(r)]
             anchor = f"profile-{n}"
+            m = r.measurement
             title = f"Privacy profile δ(ε): {r.case.claim} {r.case.mechanism}"
             points = tuple((float(p["epsilon"]), float(p["delta"])) for p in profile)
-            drawn = [Series("worst-case δ(ε) over all pairs", points)]
-            svg = line_chart(drawn, x_label="ε", y_label="δ", title=title, prefix=f"{anchor}-")
-            note = (f"{r.case.instance}. Claimed (eps={number(r.measurement.claimed_epsilon)}, "
-                    f"delta={number(r.measurement.claimed_delta)}); measured eps*={number(r.measurement.epsilon_star)}."
-                    + _left_out(drawn))
+            claim = (float(m.claimed_epsilon), float(m.claimed_delta))
+            svg = profile_chart(points, claim, title=title, prefix=f"{anchor}-")
+            note = (f"{r.case.instance}. Claimed (eps={number(m.claimed_epsilon)}, delta={number(m.claimed_delta)}), "
+                    f"the star; measured eps*={number(m.epsilon_star)}. The claim holds where its star lies on or "
+                    "above the curve." + _left_out([Series("", points), Series("", (claim,))]))
             self.figures.append(self._figure(anchor, title, note, svg, self._back([r], lambda r: f"row {n}")))
             self._link(r, anchor, "δ(ε)")
 
@@ -207,69 +245,37 @@ def _figure_cell(value: float) -> str:
     return f'<td class="num"{title}>{shown}</td>'
 
 
-def _table(rows: Sequence[Any], charts: _Charts) -> str:
-    head = ["claim", "mechanism", "instance", "eps*", "claimed eps", "delta*", "claimed delta", "slack", "verdict",
-            "s", "chart"]
-    numeric = {"eps*", "claimed eps", "delta*", "claimed delta", "slack", "s"}
-    lines = ["<table class=\"audit\"><thead><tr>"
+def _table(rows: Sequence[Any], charts: _Charts, base: Path | None) -> str:
+    head = ["#", "claim", "mechanism", "checked: the claim, on the instance", "eps*", "claimed eps", "delta*",
+            "claimed delta", "slack", "verdict", "s", "chart"]
+    numeric = {"#", "eps*", "claimed eps", "delta*", "claimed delta", "slack", "s"}
+    lines = ['<div class="scroll" role="region" aria-label="audit rows" tabindex="0"><table class="audit rows"><thead><tr>'
              + "".join(f'<th{" class=num" if h in numeric else ""} scope="col">{h}</th>' for h in head)
              + "</tr></thead><tbody>"]
+    witnessed = {n for n, _ in violated(rows)}
     for n, r in enumerate(rows, 1):
         m = r.measurement
         figures = [m.epsilon_star, m.claimed_epsilon, m.delta_star, m.claimed_delta, r.slack]
         numbers = "".join(_figure_cell(v) for v in figures)
         links = " ".join(f'<a href="#{anchor}">{html.escape(label)}</a>' for anchor, label in charts.links.get(n, []))
-        description = f' title="{html.escape(r.case.description)}"' if r.case.description else ""
         kind = kind_of(r)
         row_class = f' class="{kind.value}"' if kind in (Kind.UNEXPECTED, Kind.UNDECIDED) else ""
+        witness = f'<br><a href="#witness-{n}">witness</a>' if n in witnessed else ""
         lines.append(
-            f'<tr id="row-{n}"{row_class}><td>{html.escape(r.case.claim)}</td>'
-            f"<td class=\"mech\"{description}>{_breakable(r.case.mechanism)}</td>"
-            f'<td class="instance">{html.escape(r.case.instance)}</td>{numbers}'
-            f'<td>{_badge(r)}</td><td class="num">{r.seconds:.2f}</td><td>{links}</td></tr>'
+            f'<tr id="row-{n}"{row_class}><td class="num">{n}</td>'
+            f"<td>{html.escape(r.case.claim)}</td>"
+            f'<td class="mech">{_breakable(r.case.mechanism)}</td>'
+            f'<td class="checked">{statement_html(r)}{source_html(r.case, base)}'
+            f'<span class="instance">{html.escape(r.case.instance)}</span></td>'
+            f"{numbers}<td>{_badge(r)}{witness}</td><td class=\"num\">{r.seconds:.2f}</td><td>{links}</td></tr>"
         )
-    lines.append("</tbody></table>")
+    lines.append("</tbody></table></div>")
     return "\n".join(lines)
 
 
-def _assumed(rows: Sequence[Any]) -> str:
-    assumed = [(n, r) for n, r in enumerate(rows, 1) if r.measurement.holds and r.measurement.assuming]
-    if not assumed:
-        return ""
-    items = "\n".join(
-        f'<li><a href="#row-{n}">{html.escape(f"{r.case.claim} {r.case.mechanism}")}</a> '
-        f"({html.escape(r.case.instance)}): {html.escape(r.measurement.assuming)}</li>"
-        for n, r in assumed
-    )
-    return ("<h2 id=\"assumed\">Holds, assuming</h2>\n<p>Verdicts resting on an assumption the audit accepted, "
-            f"tested but not proved:</p>\n<ul>\n{items}\n</ul>")
-
-
-def _evidence(rows: Sequence[Any]) -> str:
-    """Each row that states its claim (an audit file's, :mod:`dpverify.auditing`): the statement, its
-    source and the witness, linked to the row."""
-    items = []
-    for n, r in enumerate(rows, 1):
-        if not r.case.statement:
-            continue
-        parts = [f'<h3><a href="#row-{n}">{html.escape(f"{r.case.claim} {r.case.mechanism}")}</a> '
-                 f"({html.escape(r.case.instance)}): {_badge(r)}</h3>"]
-        if r.case.statement:
-            parts.append(f"<p>Claim {html.escape(r.case.claim)}: {html.escape(r.case.statement)}</p>")
-        if r.case.source:
-            parts.append(f"<p>Source: {html.escape(r.case.source)}</p>")
-        if r.case.parent:
-            parts.append(f"<p>Mutant of {html.escape(r.case.parent)} (checked against its claim).</p>")
-        if r.measurement.witness:
-            parts.append(f"<p>Witness:</p>\n<pre>{html.escape(r.measurement.witness)}</pre>")
-        items.append(f'<div class="evidence" id="evidence-{n}">{"".join(parts)}</div>')
-    if not items:
-        return ""
-    return '<h2 id="evidence">Claims and witnesses</h2>\n' + "\n".join(items)
-
-
 def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: str | None = None,
-               timing: Any = None, title: str | None = None, description: str | None = None) -> str:
+               timing: Any = None, title: str | None = None, description: str | None = None,
+               directory: str | Path | None = None) -> str:
     """The audit rows as one HTML page.
 
     Args:
@@ -280,19 +286,22 @@ def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: st
         timing: the run's :class:`~dpverify.integrations.audit.AuditTiming` (jobs, wall time),
             shown beside the rows' summed time; without it, the summed time alone.
         title, description: an audit file's heading (default: the registered audits').
+        directory: the folder the page is written to: links to the rows' sources that are file
+            paths are written relative to it (without it, as ``file:`` URLs).
     """
     if version is None:
         from dpverify import __version__ as version
+    base = None if directory is None else Path(directory).resolve()
     counts = Counts.of(rows)
     charts = _Charts(rows)
     seconds = sum(r.seconds for r in rows)
     took = timing.describe(rows) if timing is not None else f"{counts.rows} rows, {seconds:.1f} s of row time"
-    contents = ['<a href="#table">table</a>']
-    if any(r.measurement.holds and r.measurement.assuming for r in rows):
-        contents.append('<a href="#assumed">holds, assuming</a>')
-    evidence = _evidence(rows)
-    if evidence:
-        contents.append('<a href="#evidence">claims and witnesses</a>')
+    witnesses, assumptions = witness_section(rows), assumption_section(rows)
+    contents = ['<a href="#claims">claims</a>', '<a href="#table">rows</a>']
+    if witnesses:
+        contents.append(f'<a href="#witnesses">witnesses ({len(violated(rows))})</a>')
+    if assumptions:
+        contents.append('<a href="#assumptions">assumptions</a>')
     if charts.figures:
         contents.append(f'<a href="#charts">charts ({len(charts.figures)})</a>')
     scope = "every row" if title is not None else "every claim on its default instance"
@@ -302,10 +311,10 @@ def audit_page(rows: Sequence[Any], *, generated: str | None = None, version: st
         f'{html.escape(generated or generated_now())} &middot; {html.escape(took)} &middot; '
         f"{html.escape(scope)}, computed exactly (no sampling)</p>",
         f"<p>{html.escape(description)}</p>" if title is not None and description else "",
-        _banner(counts), _counts(counts), "</header>",
+        _banner(counts), _counts(counts), "</header>", summary_section(rows),
         f"<nav><p>Contents: {' &middot; '.join(contents)}</p></nav>",
-        "<h2>How to read the table</h2>", _legend(rows),
-        '<h2 id="table">Rows</h2>', _table(rows, charts), _assumed(rows), evidence,
+        claims_table(rows, base),
+        '<h2 id="table">Rows</h2>', _legend(rows), _table(rows, charts, base), witnesses, assumptions,
     ]
     if charts.figures:
         body += ['<h2 id="charts">Charts</h2>', '<div class="charts">', *charts.figures, "</div>"]

@@ -210,7 +210,8 @@ def write_reports(rows: Sequence[AuditRow], directory: str | Path, *, timing: Au
     md_path = directory / "audit.md"
     md_path.write_text(markdown_report(rows, timing=timing, **heading), encoding="utf-8")  # marks: ✓ ✗ ·
     html_path = directory / "audit.html"
-    html_path.write_text(html_report(rows, generated=document["generated"], timing=timing, **heading), encoding="utf-8")
+    html_path.write_text(html_report(rows, generated=document["generated"], timing=timing, directory=directory,
+                                     **heading), encoding="utf-8")
     return [json_path, md_path, html_path]
 
 
@@ -256,13 +257,16 @@ def _stable_part(document: dict[str, Any]) -> Any:
 
 
 def html_report(rows: Sequence[AuditRow], *, generated: str | None = None, timing: AuditTiming | None = None,
-                title: str | None = None, description: str | None = None) -> str:
+                title: str | None = None, description: str | None = None, directory: str | Path | None = None) -> str:
     """The audit as one self-contained HTML page (:func:`dpverify.integrations.html_report.audit_page`):
     the title (an audit file's ``title`` and ``description``, else the registered audits'), version,
-    ``generated`` (default: now) and counts in the header, the legend, the table with coloured
-    verdicts, the claims stated and the witnesses, charts of the O(eps) sweeps (measured eps*/eps
-    against the claim's ratio) and of the privacy profiles recorded by the rows, each linked from
-    its rows and back."""
+    ``generated`` (default: now) and the verdict in the header; a summary (what was checked, what
+    failed, what was assumed); each claim with its source; the table with each row's claim statement
+    and coloured verdict; the witness of every VIOLATED row; every assumption with its status; charts
+    of the O(eps) sweeps (measured eps*/eps against the claim's ratio) and of the privacy profiles
+    recorded by the rows (the claim marked), each linked from its rows and back. ``directory``:
+    where the page is written (links to sources are made relative to it)."""
     from dpverify.integrations.html_report import audit_page
 
-    return audit_page(rows, generated=generated, timing=timing, title=title, description=description)
+    return audit_page(rows, generated=generated, timing=timing, title=title, description=description,
+                      directory=directory)

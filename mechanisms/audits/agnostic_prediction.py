@@ -35,9 +35,10 @@ from ..label_flip import flip_rows
 from ..relabeling import exact_parameter
 from ..stable_prediction import appendix_c_table, not_net_table
 from ._instance import instance
+from ._sources import SOURCES
 from .stable_prediction import _per_query_decision, _precondition, _query, _rows, shown
 
-__all__ = ["measure_appendix_c", "measure_appendix_c_flipped", "appendix_c_constants", "cases", "instance", "CLAIMS"]
+__all__ = ["measure_appendix_c", "measure_appendix_c_flipped", "appendix_c_constants", "cases", "instance", "CLAIMS", "SOURCES"]
 
 E6 = math.exp(6)
 

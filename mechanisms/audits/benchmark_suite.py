@@ -43,9 +43,10 @@ from dpverify.integrations.audit import AuditCase, Expect, Measurement
 
 from ..noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
 from ..sparse_vector import svt
+from ._sources import SOURCES
 
 __all__ = ["BenchMechanism", "BENCHMARK", "GEOMETRIC", "DELTA_ROWS", "DeltaRow", "EPSILONS", "benchmark_rows",
-           "cases", "delta_rows", "measure", "profile_grid"]
+           "cases", "delta_rows", "measure", "profile_grid", "SOURCES"]
 
 #: The claims the peers test at (their default 0.7 and DP-Sniper's default 0.1), as exact numbers.
 EPSILONS = (Fraction(7, 10), Fraction(1, 10))

@@ -33,8 +33,9 @@ from dpverify.errors import InvalidArgument
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 
 from ..gaussian import GaussianMechanism
+from ._sources import SOURCES
 
-__all__ = ["cases", "measure", "histogram_counts", "INPUTS", "CLAIMS"]
+__all__ = ["cases", "measure", "histogram_counts", "INPUTS", "CLAIMS", "SOURCES"]
 
 
 def histogram_counts(dataset: tuple) -> tuple[int, int]:

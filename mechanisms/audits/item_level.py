@@ -30,8 +30,9 @@ from dpverify.validation import check_choice, check_integer
 from ..exponential import exponential_mechanism, exponential_mechanism_without_half
 from ..item_level import ItemLevelLearner, MutantFamilyFromData
 from ._instance import EXCHANGEABLE_SAMPLES, instance
+from ._sources import SOURCES
 
-__all__ = ["ITEM_LEVEL_VARIANTS", "RELATIONS", "hypothesis_family", "measure_item_level", "cases", "instance", "CLAIMS"]
+__all__ = ["ITEM_LEVEL_VARIANTS", "RELATIONS", "hypothesis_family", "measure_item_level", "cases", "instance", "CLAIMS", "SOURCES"]
 
 ITEM_LEVEL_VARIANTS = ("item_level_learner", "mutant_item_level_without_half", "mutant_item_level_family_from_data")
 

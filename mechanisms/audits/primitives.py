@@ -22,8 +22,9 @@ from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from ..exponential import exponential_mechanism_without_half, threshold_learner
 from ..randomized_response import randomized_response_mechanism, subsampled_randomized_response
 from ._instance import instance
+from ._sources import SOURCES
 
-__all__ = ["cases", "instance", "CLAIMS"]
+__all__ = ["cases", "instance", "CLAIMS", "SOURCES"]
 
 #: No claim of this audit takes user instances (``dpverify check`` covers the primitives).
 CLAIMS: dict[str, Any] = {}

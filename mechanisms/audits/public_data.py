@@ -20,8 +20,9 @@ from dpverify.validation import check_choice, check_integer
 from ..exponential import exponential_mechanism_without_half
 from ..semi_private import ASSPP, MutantCoverWithPrivatePoints
 from ._instance import EXCHANGEABLE_SAMPLES, instance
+from ._sources import SOURCES
 
-__all__ = ["VARIANTS", "measure_asspp", "cases", "instance", "CLAIMS"]
+__all__ = ["VARIANTS", "measure_asspp", "cases", "instance", "CLAIMS", "SOURCES"]
 
 #: The mechanism variants :func:`measure_asspp` can measure (mutants must violate C13).
 VARIANTS = ("asspp", "mutant_asspp_without_half", "mutant_asspp_cover_with_private_points")

@@ -39,11 +39,13 @@ from ..relabeling import (
 )
 from ._agnostic_proof import privacy_profile, proof_step_plan, start_proof_step_slack
 from ._instance import EXCHANGEABLE_SAMPLES, instance
+from ._sources import SOURCES
 
 __all__ = [
     "cases",
     "instance",
     "CLAIMS",
+    "SOURCES",
     "lemma15_constants",
     "check_lemma15_preconditions",
     "measure_agnostic",

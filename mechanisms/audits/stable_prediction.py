@@ -45,11 +45,13 @@ from ..label_flip import flip_rows
 from ..relabeling import exact_parameter
 from ..stable_prediction import StableParameters, a_sta_table, stable_parameters, subsampled_prediction_table
 from ._instance import instance
+from ._sources import SOURCES
 
 __all__ = [
     "cases",
     "instance",
     "CLAIMS",
+    "SOURCES",
     "measure_stability",
     "measure_flip_prediction",
     "measure_subsampled_prediction",

@@ -49,6 +49,7 @@ from ..private_threshold import (
 from ..user_data import threshold_records
 from ..user_level import MutantUserLevelWithoutComposition, UserLevelLearner
 from ._instance import EXCHANGEABLE_SAMPLES, instance
+from ._sources import SOURCES
 from .item_level import _check_count, _check_variant, _measurement, _relation, hypothesis_family
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "cases",
     "instance",
     "CLAIMS",
+    "SOURCES",
 ]
 
 USER_LEVEL_VARIANTS = ("user_level_learner", "mutant_user_level_half_noise", "mutant_user_level_without_composition",

@@ -56,7 +56,8 @@ def test_a_violated_check_writes_the_verdict_witness_and_profile(tmp_path, capsy
     assert facts["D"] == "(0,)" and facts["D'"] == "(1,)" and facts["S (event)"] == "{0}"
     assert facts["P[M(D) &#8712; S]"] == "0.75 (exactly 3/4)" and facts["P[M(D') &#8712; S]"] == "0.25 (exactly 1/4)"
     # 0.75 > e^1 * 0.25 + 0 = 0.679570457115
-    assert facts["check"] == "0.75 &gt; e^eps &#183; 0.25 + delta = 0.679570457115"
+    assert facts["claim"] == "eps = 1, delta = 0"
+    assert facts["check"] == "0.75 &gt; e^1 &#183; 0.25 + 0 = 0.679570457115"
     figure = re.search(r'<figure class="chart" id="profile">(.*?)</figure>', page, re.S).group(1)
     assert '<g class="legend">' in figure and "<title>Privacy profile" in figure
     legend = re.findall(r"<text[^>]*>([^<]*)</text>", figure.split('<g class="legend">')[1])
