@@ -86,10 +86,14 @@ def test_the_mutants_witness_is_in_the_json_markdown_and_html(example_run):
     assert "exact: P[M(D) in S] is 5/8, P[M(D') in S] is 1/8" in text
     markdown = (output / "audit.md").read_text()
     page = html.unescape((output / "audit.html").read_text())
-    assert text in markdown and text in page
+    assert text in markdown
+    # the page lays the witness out as a table: both datasets, the event and both probabilities, exactly
+    shown = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page))
+    assert f"D {dataset} D' {neighbor} S (event) {{{witness['event'][0]}}}" in shown
+    assert "0.625 (exactly 5/8)" in shown and "0.125 (exactly 1/8)" in shown
     assert markdown.startswith("# Noisy threshold learner\n")
-    assert "<title>Noisy threshold learner</title>" in page and "Mutant of noisy_threshold" in page
-    assert "Claim 1: noisy_threshold is ln(3)-DP" in markdown and "Claim 1: noisy_threshold is ln(3)-DP" in page
+    assert "<title>Noisy threshold learner</title>" in page and "Mutant of noisy_threshold" in shown
+    assert "Claim 1: noisy_threshold is ln(3)-DP" in markdown and "noisy_threshold is ln(3)-DP" in shown
 
 
 def test_no_words_of_the_papers_appear(example_run):
