@@ -61,7 +61,15 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._evaluation import KEEP_TOTAL, KeptRows, _Interned, nondeterministic
+from dpverify.checking._evaluation import (
+    KEEP_TOTAL,
+    EvaluatedDistributions,
+    KeptRows,
+    _Interned,
+    call_mechanism,
+    check_float_row,
+    nondeterministic,
+)
 from dpverify.checking._evaluation import _evaluate_block as _evaluate_any
 from dpverify.errors import EnumerationTooLarge
 from dpverify.finite.pair_sources import OrderedDatasets, SubstitutePairs
@@ -474,13 +482,11 @@ class LazyRows:
         return found
 
 
-def decide_in_blocks(
-    analysis: Any, claimed: Any, mechanism: Any, declared_error: float | None, check_float_row: Callable[..., None]
-) -> Any:
+def decide_in_blocks(analysis: Any, claimed: Any, mechanism: Any, declared_error: float | None) -> Any:
     """``claimed.decide`` on the analysis's pairs, swept in row blocks on ``analysis.executor``: the
-    same :class:`~dpverify.verdict.engine.Decision` as on the whole matrix, row numbers global
-    (``check_float_row``: the checker's test of a float row against ``exact_distribution``)."""
-    from dpverify.checking._evaluation import EvaluatedDistributions
+    same :class:`~dpverify.verdict.engine.Decision` as on the whole matrix, row numbers global (each
+    exact row certification reads held against its float row:
+    :func:`~dpverify.checking._evaluation.check_float_row`)."""
     from dpverify.parallel.executors import Shared, open_executor
     from dpverify.verdict.engine import RowPairs, decide, float_error_of, merged_sweep, sweep_settings
 
@@ -550,8 +556,6 @@ def decide_in_blocks(
         columns = {o: k for k, o in enumerate(outcomes)}
 
         def exact_row(index: int) -> Any:
-            from dpverify.checking._evaluation import call_mechanism
-
             dataset = datasets[int(ids[index])]
             exact = call_mechanism(mechanism, dataset, "exact_distribution")
             check_float_row(mechanism, dataset, values[index], columns, exact, rho)

@@ -15,7 +15,9 @@ distribution, and no verdict is given on it.
 
 Exact values are not kept for every dataset (a black-box run at ``n = 7`` over 8 records has 2 M
 of them): :class:`EvaluatedDistributions` re-runs the mechanism on the few datasets certification
-asks for.
+asks for, and compares each second output with the first. A mechanism's ``exact_distribution``,
+which certification reads in place of its floats, is held against the float row that chose the
+pairs (:func:`check_float_row`).
 
 An output with unexplored mass (``Distribution(..., unexplored=m)``, a sampler enumerated up to a
 tolerance) has its explored masses in the matrix and its bound ``m`` in a per-row array of exact
@@ -46,6 +48,7 @@ __all__ = [
     "check_size",
     "same_distribution",
     "nondeterministic",
+    "check_float_row",
 ]
 
 _BLOCK = 4096
@@ -131,6 +134,54 @@ def nondeterministic(mechanism: Any, dataset: tuple, first: Any, second: Any) ->
         f"global state). {_SAMPLER_HINT}",
         dataset=dataset, first=first, second=second,
     )
+
+
+#: Exact objects whose float rows one certification keeps (each kept alive while it runs).
+_CONVERTED_ROWS = 4096
+
+
+def check_float_row(
+    mechanism: Any, dataset: tuple, row: np.ndarray, columns: Mapping, exact: Distribution, rho: float,
+    converted: dict[int, tuple[Any, np.ndarray | None]] | None = None, tail: Any = None,
+) -> None:
+    """The float row that chose the pairs to certify must be the exact distribution up to its
+    rounding (relative ``rho``, the mechanism's float error): the sweep's margin assumes it.
+    ``converted`` keeps each exact object's floats (by identity): a mechanism returning one memoised
+    exact distribution for many datasets has its sympy values converted once (C6's Laplace row
+    converted 51,408 values, two distinct ones per query)."""
+    known = None if converted is None else converted.get(id(exact))
+    if known is not None and known[0] is exact:
+        values = known[1]
+    else:
+        values = _float_row(exact, columns, row)
+        if converted is not None and len(converted) < _CONVERTED_ROWS:
+            converted[id(exact)] = (exact, values)  # the object kept: its id is not reused
+    seen = 0.0 if tail is None else float(tail)
+    same_tail = abs(float(exact.unexplored) - seen) <= 2 * rho * max(float(exact.unexplored), seen)
+    if values is not None and same_tail and np.all(np.abs(row - values) <= 2 * rho * np.maximum(np.abs(row),
+                                                                                                   np.abs(values))):
+        return
+    raise MechanismError(
+        f"the mechanism's float output and its exact_distribution disagree on dataset {dataset!r} (beyond the "
+        f"relative float error {rho:.3g}): the float row is {row.tolist()!r} over {list(columns)!r} (unexplored "
+        f"{seen!r}), the exact one {dict(exact)!r} (unexplored {exact.unexplored}). Both must describe the same "
+        "distribution; fix the mechanism, or declare a larger "
+        "float_relative_error if its floats are that far off.",
+        dataset=dataset,
+    )
+
+
+def _float_row(exact: Mapping, columns: Mapping, like: np.ndarray) -> np.ndarray | None:
+    """``exact`` as floats in the row's columns; None if it puts mass on an outcome outside them."""
+    values = np.zeros_like(like)
+    for outcome, probability in exact.items():
+        column = columns.get(outcome)
+        if column is None:
+            if probability != 0:
+                return None
+            continue
+        values[column] = float(probability)
+    return values
 
 
 def _not_distributions(matrix: np.ndarray) -> np.ndarray:

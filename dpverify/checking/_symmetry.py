@@ -1,10 +1,11 @@
 """Order-invariance (exchangeability): declaring it, testing the declaration, validating outputs.
 
 A mechanism declared exchangeable (:func:`exchangeable`, or ``verify(..., exchangeable=True)``) is
-checked over multisets instead of ordered datasets. The declaration is tested first by
-:func:`check_exchangeable` — on every ordering for small instances (a proof), on random datasets
-and permutations otherwise — and a mechanism that lies about it is reported with a
-:class:`SymmetryViolation` and checked as a black box.
+checked over multisets instead of ordered datasets. The declaration is tested first
+(:func:`check_declaration` in a run, against the run's own rows; :func:`check_exchangeable` on its
+own) — on every ordering for small instances (a proof), on random datasets and permutations
+otherwise — and a mechanism that lies about it is reported with a :class:`SymmetryViolation` and
+checked as a black box.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "exchangeable",
     "check_exchangeable",
     "exchangeability_check",
+    "check_declaration",
     "evaluate",
     "SymmetryViolation",
     "SymmetryCheck",
@@ -192,6 +194,26 @@ def exchangeability_check(
             if not compare.same(base, other):
                 return SymmetryCheck(compare.violation(dataset, permuted, base, other), False, compare.evaluations, tested, seed)
     return SymmetryCheck(None, False, compare.evaluations, tested, seed)
+
+
+def check_declaration(
+    mechanism: Mechanism, universe: Sequence[Hashable], sizes: list[int], *, budget: float, seed: int,
+    relative: float, reference: Callable[[tuple], Distribution] | None = None, samples: int | None = None,
+) -> SymmetryCheck:
+    """The declaration checked at every dataset size the relation compares (one budget shared, or
+    ``samples`` random datasets at each size), each ordering against ``reference`` (the run's output
+    on its multiset; float outputs agree within ``relative``): :func:`exchangeability_check` at each
+    size, the first violation returned."""
+    checks = []
+    for size in sizes:
+        check = exchangeability_check(mechanism, universe, size, budget=budget / len(sizes), seed=seed,
+                                      relative=relative, reference=reference, samples=samples)
+        checks.append(check)
+        if check.violation is not None:
+            return check
+    return SymmetryCheck(
+        None, all(c.proved for c in checks), sum(c.datasets for c in checks), sum(c.samples for c in checks), seed
+    )
 
 
 def _orderings(dataset: tuple, rng: random.Random) -> list[tuple]:

@@ -228,7 +228,7 @@ def test_all_records_and_orderings_listed():  # the blocks' rows are real datase
 
 def test_no_whole_matrix_in_blocks(monkeypatch):
     """In blocks no process evaluates the whole matrix (evaluate_blocks) nor sweeps one (engine.sweep)."""
-    from dpverify.checking import checker
+    from dpverify.checking import _analysis
     from dpverify.verdict import engine
 
     mechanism = TableMechanism(3, 4, 4, exact=False, vectorised=True, sparse=False)
@@ -237,7 +237,7 @@ def test_no_whole_matrix_in_blocks(monkeypatch):
     def refused(*args, **kwargs):
         raise AssertionError("the whole matrix was built")
 
-    monkeypatch.setattr(checker, "evaluate_blocks", refused)
+    monkeypatch.setattr(_analysis, "evaluate_blocks", refused)
     monkeypatch.setattr(engine, "sweep", refused)
     monkeypatch.setattr(_blocks, "BLOCKS_FROM_ROWS", 1)
     monkeypatch.setattr(_blocks, "BLOCK_ROWS", 9)

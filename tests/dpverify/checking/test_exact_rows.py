@@ -1,5 +1,5 @@
 """Certification's exact rows: a mechanism's ``exact_distribution`` checked against its float row,
-with the floats of one shared exact object converted once (checker._check_float_row).
+with the floats of one shared exact object converted once (_evaluation.check_float_row).
 
 Randomised response on one bit with ``P(report the bit) = e / (1 + e)``: eps* = 1 exactly, so a
 claim of eps = 1 is tight and certification reads the exact row of both datasets.

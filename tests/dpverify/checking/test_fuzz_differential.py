@@ -36,8 +36,8 @@ import pytest
 import sympy
 from hypothesis import HealthCheck, example, given, settings
 
+import dpverify.checking._analysis
 import dpverify.checking._symmetry
-import dpverify.checking.checker
 from dpverify import MechanismError, NondeterministicMechanism, Verdict, verify
 from dpverify.verdict.assumptions import Status
 from tests.dpverify.checking import _fuzz_reference as ref
@@ -555,19 +555,19 @@ def beyond_budget():
     ``exchangeable_budget=0`` is used if verify has it. The engine as landed has no such parameter:
     the budget is the run's own measured cost (at least MIN_SYMMETRY_BUDGET seconds), and up to
     ``dpverify.checking._symmetry.EXHAUSTIVE_SYMMETRY_LIMIT`` (20,000) orderings are always proved. So the proof
-    is then given a zero budget by wrapping ``dpverify.checking.checker._check_symmetry``, and that limit is
+    is then given a zero budget by wrapping ``dpverify.checking._analysis.check_declaration``, and that limit is
     lowered to 64: with more than 64 orderings the rate measured on the first 64 exceeds the budget,
     and the declaration is only tested on random datasets (a property test, not a proof)."""
     if "exchangeable_budget" in inspect.signature(verify).parameters:
         yield {"exchangeable_budget": 0}
         return
-    original = dpverify.checking.checker._check_symmetry
+    original = dpverify.checking._analysis.check_declaration
 
-    def no_budget(mechanism, universe, sizes, budget, seed, *reference):
-        return original(mechanism, universe, sizes, 0.0, seed, *reference)
+    def no_budget(mechanism, universe, sizes, **options):
+        return original(mechanism, universe, sizes, **{**options, "budget": 0.0})
 
     with contextlib.ExitStack() as stack:
-        stack.enter_context(mock.patch.object(dpverify.checking.checker, "_check_symmetry", no_budget))
+        stack.enter_context(mock.patch.object(dpverify.checking._analysis, "check_declaration", no_budget))
         if hasattr(dpverify.checking._symmetry, "EXHAUSTIVE_SYMMETRY_LIMIT"):
             stack.enter_context(mock.patch.object(dpverify.checking._symmetry, "EXHAUSTIVE_SYMMETRY_LIMIT", 64))
         yield {}

@@ -17,7 +17,7 @@ from fractions import Fraction
 import pytest
 import sympy
 
-import dpverify.checking.checker as checker
+import dpverify.checking._analysis as stage
 import dpverify.checking.input_pairs as input_pairs
 from dpverify import MechanismError, NondeterministicMechanism, Verdict, exchangeable, verify
 from dpverify.checking._symmetry import exchangeability_check
@@ -42,7 +42,7 @@ def test_a_lying_declaration_with_one_leaky_ordering_is_refuted_on_every_orderin
     # 30 records, n = 3: 27,000 orderings (above EXHAUSTIVE_SYMMETRY_LIMIT, so the proof runs while
     # its measured rate fits the budget). The budget's floor is raised so that a loaded machine
     # cannot turn the refutation into UNDECIDED: the test is about the refutation, not the timing.
-    monkeypatch.setattr(checker, "MIN_SYMMETRY_BUDGET", 600.0)
+    monkeypatch.setattr(stage, "MIN_SYMMETRY_BUDGET", 600.0)
     # Black box: (7, 3, 5) against (6, 3, 5) on S = {y}: P = 1/2, Q = 1/10, ln(5) = 1.6094 > 0.5.
     # eps* = max(ln(0.9 / 0.5), ln(0.5 / 0.1)) = ln 5.
     mechanism = exchangeable(needle)
@@ -71,7 +71,7 @@ def test_a_true_declaration_is_proved_on_every_ordering():
 def _over_budget(monkeypatch):
     """No minimum time for the proof: 20 records, n = 4 is 160,000 orderings against the run's
     8,855 multisets and 252,700 pairs, so the proof is beyond the run's own cost."""
-    monkeypatch.setattr(checker, "MIN_SYMMETRY_BUDGET", 0.0)
+    monkeypatch.setattr(stage, "MIN_SYMMETRY_BUDGET", 0.0)
 
 
 def test_an_unproved_declaration_makes_the_verdict_undecided(monkeypatch):
@@ -276,8 +276,9 @@ def test_an_ordering_that_breaks_the_declaration_at_the_witness_sends_the_run_to
         return _unaligned(dataset)
 
     monkeypatch.setattr("dpverify.checking._symmetry.EXHAUSTIVE_SYMMETRY_LIMIT", 64)
-    original = checker._check_symmetry
-    monkeypatch.setattr(checker, "_check_symmetry", lambda m, u, s, budget, seed, *ref: original(m, u, s, 0.0, seed))
+    original = stage.check_declaration
+    monkeypatch.setattr(stage, "check_declaration", lambda m, u, s, *, budget, seed, relative, **ref: original(
+        m, u, s, budget=0.0, seed=seed, relative=relative))
     result = verify(exchangeable(lying), records=range(3), n=4, epsilon=sympy.log(sympy.Rational(3, 2)), seed=0)
     assert result.verdict is Verdict.VIOLATED and not result.exchangeable
     assert result.symmetry_violation is not None

@@ -165,11 +165,11 @@ def test_the_float_prefilter_grouped_by_rows_decides_as_per_candidate(monkeypatc
     # surely_within_rounding computes one result per distinct pair of float rows when candidates
     # are many: the same answers as candidate by candidate (its grouping switched off). At ln 3 all
     # 15,000 candidates are within rounding, at ln 3 - 1e-8 none (a violation beyond rounding).
-    from dpverify.checking.checker import _certifiable
+    from dpverify.checking._analysis import certifiable
     from dpverify.verdict import _certify
 
     mechanism = rr_count(Fraction(3, 4), 3, 5, exact=False)
-    pairs = _certifiable(analyze(mechanism, records=range(10), n=3), mechanism, None)
+    pairs = certifiable(analyze(mechanism, records=range(10), n=3), mechanism, None)
     errors = pairs.errors()
     candidates = engine.sweep(pairs, float(epsilon), claim_delta=0.0, error=float(errors.max())).candidates
     assert len(candidates) >= 4096
