@@ -59,6 +59,9 @@ __all__ = [
     "main", "build_parser", "EXIT_CODES", "EXIT_HOLDS", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILURE", "EXIT_UNDECIDED",
 ]
 
+#: The subdirectory of ``--output`` a filtered audit (``--claim``) writes its report into.
+PARTIAL = "partial"
+
 EXIT_HOLDS = 0  #: HOLDS or HOLDS_WITHIN_ROUNDING (audit: every row as expected)
 EXIT_VIOLATED = 1  #: VIOLATED (audit: a row not as expected)
 EXIT_USAGE = 2  #: bad arguments or invalid input; nothing was run
@@ -396,9 +399,16 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"\n{timing.describe(rows)}")
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
+        if args.claim:  # a filtered audit never replaces the full report: it goes to DIR/partial/
+            output = output / PARTIAL
+            output.mkdir(exist_ok=True)
         paths = write_reports(rows, output, timing=timing)
         if args.format != "json":
             print("\nreport written: " + ", ".join(str(p) for p in paths))
+        if args.claim:
+            note = (f"a partial audit (--claim {' --claim '.join(args.claim)}): its report is in {output}, never over "
+                    f"the full audit's report in {output.parent}")
+            (_say if args.format == "json" else print)(note)  # stdout stays one JSON document
     if args.format == "json":  # after the reports: a failure to write them leaves stdout empty (exit 3)
         print(contract.dumps(audit_document(rows, timing=timing)))
     failed = [r for r in rows if not r.as_expected]
@@ -554,8 +564,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--output", metavar="DIR",
                        help="directory for audit.json, audit.md and audit.html (e.g. reports); checked before the "
                             "audit runs: created if its parent exists, exit 2 if it is a file, its parent is "
-                            "missing or it cannot be written")
-    audit.add_argument("--claim", action="append", help="only this claim id (repeatable); see `dpverify list`")
+                            "missing or it cannot be written. With --claim the report goes to DIR/partial/ instead: "
+                            "a partial audit never replaces the full report in DIR")
+    audit.add_argument("--claim", action="append",
+                       help="only this claim id (repeatable); see `dpverify list`. A partial audit: with --output DIR "
+                            "its report is written to DIR/partial/, never over DIR's full report")
     audit.add_argument("--quiet", action="store_true", help="no progress bar or lines")
     audit.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                        help="run N rows at once, each whole in a worker process of its own (default: the CPUs this "

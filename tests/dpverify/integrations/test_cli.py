@@ -110,11 +110,12 @@ def test_audit_table_and_reports(small_registry, capsys, tmp_path):
     assert "a_relabel" in out and "✓ holds" in out
     assert "1 row: 1 as expected (1 holds, 0 mutants caught), 0 measured, 0 unexpected, 0 undecided" in out
     assert "report written" in out
-    document = json.loads((tmp_path / "audit.json").read_text())
+    assert not (tmp_path / "audit.json").exists()  # a filtered audit writes to DIR/partial/
+    document = json.loads((tmp_path / "partial" / "audit.json").read_text())
     assert [r["claim"] for r in document["results"]] == ["C2"]
     assert document["results"][0]["claimed_epsilon"]["value"] == 0.2
     assert document["results"][0]["holds"] is True
-    markdown = (tmp_path / "audit.md").read_text()
+    markdown = (tmp_path / "partial" / "audit.md").read_text()
     assert markdown.startswith("# dpverify audit")
     assert "| C2 | `a_relabel` |" in markdown
 
