@@ -32,6 +32,7 @@ import ast
 import concurrent.futures
 import importlib
 import inspect
+import math
 import os
 import shutil
 import sys
@@ -90,7 +91,12 @@ def _parse_number(text: str, name: str) -> Any:
     """``--name text``: a float literal stays a float, read like ``0.1`` in Python (``--epsilon 0.1``
     and ``epsilon=0.1`` are the same claim); an expression (``1/3``, ``log(3)``) becomes an exact
     value; nothing else is evaluated (:func:`dpverify.validation.number_from_text`)."""
-    return number_from_text(f"--{name}", text)
+    value = number_from_text(f"--{name}", text)
+    if isinstance(value, float) and math.isnan(value):
+        fix = {"epsilon": ", so it cannot be the claim's epsilon; give a number such as 1, 0.5 or log(3)",
+               "delta": ", so it cannot be the claim's delta; give a number in [0, 1] such as 0 or 1e-5"}
+        raise InvalidArgument(f"--{name} {text}: NaN is not a number{fix.get(name, '; give a number')}.")
+    return value
 
 
 def _parse_parameter(text: str) -> Any:
@@ -256,6 +262,20 @@ def _write_check_report(path: Path, result: Any, args: argparse.Namespace, profi
     print(f"\nreport written: {path}")
 
 
+_SAMPLER_HINT = ("this looks like a sampler (dataset, rng); add --sampler, or wrap it with from_sampler in Python "
+                 "(dpverify.from_sampler(sampler)); --estimate runs it on a real random generator")
+
+
+def _required_positionals(function: Callable) -> list[str]:
+    """The positional arguments ``function`` requires (none when its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty]
+
+
 def _check(args: argparse.Namespace) -> int:
     from dpverify.checking.front import verify
     from dpverify.verdict.assumptions import blocking
@@ -270,6 +290,10 @@ def _check(args: argparse.Namespace) -> int:
     if args.mode != "sampler" and (args.tail is not None or args.deterministic):
         option = "--tail" if args.tail is not None else "--deterministic"
         raise InvalidArgument(f"{option} applies to the exact enumeration of a sampler; add --sampler.")
+    required = _required_positionals(mechanism)
+    if args.mode == "distribution" and len(required) >= 2:
+        raise InvalidArgument(f"{args.mechanism} requires {len(required)} arguments ({', '.join(required)}) where a "
+                              f"mechanism takes the dataset alone: {_SAMPLER_HINT}.")
     if args.mode == "estimate":
         return _estimate(args, mechanism, report)
     if args.mode == "sampler":

@@ -233,7 +233,7 @@ def test_check_wrong_exchangeable_declaration_is_reported(capsys):
         ([RR, *BITS, "--epsilon", "0.1 0.2"], "--epsilon must be a real number"),
         ([RR, *BITS, "--epsilon", "__import__('os').getpid()"], "--epsilon must be a number or an expression"),
         ([RR, *BITS, "--epsilon", "-1"], "epsilon must be >= 0"),
-        ([RR, *BITS, "--epsilon", "nan"], "epsilon must be >= 0"),
+        ([RR, *BITS, "--epsilon", "nan"], "--epsilon nan: NaN is not a number, so it cannot be the claim's epsilon"),
         ([RR, *BITS, "--epsilon", "1e400"], "epsilon must be finite"),
         ([RR, *BITS, "--epsilon", "1", "--delta", "2"], "delta must be in [0, 1]"),
         (["tests.no_such_module:f", *BITS, "--epsilon", "1"], "cannot import module 'tests.no_such_module'"),
