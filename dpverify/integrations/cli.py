@@ -41,7 +41,6 @@ import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -97,18 +96,6 @@ def _parse_number(text: str, name: str) -> Any:
                "delta": ", so it cannot be the claim's delta; give a number in [0, 1] such as 0 or 1e-5"}
         raise InvalidArgument(f"--{name} {text}: NaN is not a number{fix.get(name, '; give a number')}.")
     return value
-
-
-def _parse_parameter(text: str) -> Any:
-    """A --set value: a Python literal (``4``, ``0.2``, ``'first'``), a fraction (``1/3``) or text."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        pass
-    try:
-        return Fraction(text)
-    except ValueError:
-        return text
 
 
 def _load_callable(spec: str) -> Any:
@@ -450,44 +437,46 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _claim(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import AuditCase, Expect, claim_measurements, run_audit
+    from dpverify.integrations.audit import AuditCase, Expect, audit_cases, claim_measurements, run_audit
+    from dpverify.integrations.claim_command import claim_order, detail_lines, read_settings, takes_flag
     from dpverify.integrations.terminal import print_table
 
     measurements = claim_measurements()
-    measure = measurements.get(args.claim_id.upper())
-    if measure is None:
-        raise InvalidArgument(f"unknown claim {args.claim_id!r}; choose one of {sorted(measurements)}.")
-    parameters: dict[str, Any] = {}
-    for item in args.set or []:
-        key, sep, text = item.partition("=")
-        if not sep or not key:
-            raise InvalidArgument(f"--set takes KEY=VALUE, got {item!r}.")
-        parameters[key] = _parse_parameter(text)
+    by_upper = {claim.upper(): claim for claim in measurements}
+    claim = by_upper.get(args.claim_id.upper())
+    if claim is None:
+        takes = ", ".join(sorted(measurements, key=claim_order))
+        rows_only = {case.claim for case in audit_cases()} - set(measurements)
+        listed = next((c for c in rows_only if c.upper() == args.claim_id.upper()), None)
+        if listed is not None:
+            raise InvalidArgument(
+                f"claim {listed!r} is audited on its own rows only and takes no instance of yours: run them with "
+                f"`dpverify audit --claim {listed}`. The claims `dpverify claim` runs: {takes} (`dpverify list` "
+                "shows their keys)."
+            )
+        raise InvalidArgument(f"unknown claim {args.claim_id!r}; choose one of {takes} (`dpverify list` shows "
+                              "their keys).")
+    measure = measurements[claim]
+    parameters = read_settings(claim, measure, args.set or [])
     if args.outside_preconditions:
+        if not takes_flag(measure, "outside_preconditions"):
+            raise InvalidArgument(f"claim {claim} has no preconditions to step outside of: drop --outside-preconditions.")
         parameters["outside_preconditions"] = True
     try:
-        inspect.signature(measure).bind(**parameters)
-    except TypeError as error:
-        raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
-    except ValueError:  # no signature to read (a builtin): the call itself says
-        pass
-    try:
         run = lambda: measure(**parameters)  # noqa: E731
-        rows = run_audit([AuditCase(args.claim_id.upper(), "user instance", parameters, run, expect=Expect.HOLDS)])
-    except TypeError as error:
-        raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
+        rows = run_audit([AuditCase(claim, "user instance", parameters, run, expect=Expect.HOLDS)])
     except InvalidArgument as error:
+        if "outside_preconditions" not in str(error) or args.outside_preconditions:
+            raise
         raise InvalidArgument(f"{error} (on the command line: --outside-preconditions)") from None
     measurement = rows[0].measurement
     code = _verdict_exit(measurement.verdict)
     if args.format != "json":
-        from dpverify.integrations.terminal import print_table
-
         print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
     lines = []
     if measurement.witness:
         lines.append("\nwitness:\n" + measurement.witness)
-    lines += [f"{key}: {value}" for key, value in measurement.details.items()]
+    lines += detail_lines(measurement.details)
     document = lambda: {**contract.header("claim"), "claim": rows[0].case.claim,  # noqa: E731
                         "parameters": contract.encode(parameters), "result": rows[0].to_json()}
     _report(args, "\n".join(lines), [_undecided_note()] if code == EXIT_UNDECIDED else [], document)
@@ -496,17 +485,27 @@ def _claim(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from dpverify.integrations.audit import audit_cases, claim_measurements
+    from dpverify.integrations.claim_command import claim_order, instance_keys, key_lines
 
     cases = audit_cases()
+    measurements = claim_measurements()
     if args.format == "json":
         listed = [{"claim": case.claim, "mechanism": case.mechanism, "parent": case.parent, "instance": case.instance,
                    "parameters": contract.encode(dict(case.parameters)), "description": case.description,
                    "expect": case.expect.value} for case in cases]
-        document = {**contract.header("list"), "cases": listed, "claims": sorted(claim_measurements())}
+        document = {**contract.header("list"), "cases": listed, "claims": sorted(measurements)}
         print(contract.dumps(document))
         return 0
     for case in cases:
         print(f"{case.claim:6} {case.mechanism:40} {case.instance}")
+    print("\n`dpverify claim ID` runs a claim on its default instance; `--set KEY=VALUE` changes it. Keys (kind = "
+          "default):")
+    for claim in sorted(measurements, key=claim_order):
+        print("\n".join(key_lines(claim, instance_keys(measurements[claim]))))
+    rows_only = sorted({case.claim for case in cases} - set(measurements), key=claim_order)
+    if rows_only:
+        print(f"  {', '.join(rows_only)}: audited on their own rows only (`dpverify audit --claim ID`), no "
+              "instance of yours.")
     return 0
 
 
@@ -606,9 +605,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     claim = command("claim", "check one registered claim on an instance of your choice",
                     "exit 0 holds or measured, 1 violated, 2 usage, 3 mechanism or environment failed, 4 undecided")
-    claim.add_argument("claim_id", help="a claim id with a measurement (an unknown id lists them)")
+    claim.add_argument("claim_id", help="a claim id of `dpverify list` (any case); it runs on its default instance "
+                                        "unless --set changes it")
     claim.add_argument("--set", action="append", metavar="KEY=VALUE",
-                       help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2")
+                       help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2; `dpverify list` "
+                            "ends with each claim's keys, their kinds and defaults (a wrong key or kind lists them)")
     claim.add_argument("--outside-preconditions", action="store_true",
                        help="measure even where the lemma's preconditions fail (the claim is then not asserted)")
     claim.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)

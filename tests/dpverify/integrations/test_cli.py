@@ -294,7 +294,7 @@ def test_claim_violation_exits_one_with_witness(capsys):
     assert "witness:" in out and "D  = " in out and "D' = " in out
 
 
-@pytest.mark.parametrize(("args", "message"), [(["C99"], "unknown claim"), (["C3", "--set", "bogus=1"], "bad parameter"),
+@pytest.mark.parametrize(("args", "message"), [(["C99"], "unknown claim"), (["C3", "--set", "bogus=1"], "claim C3 has no key 'bogus'"),
                                                (["C3", "--set", "n"], "KEY=VALUE")])
 def test_claim_usage_errors(args, message, capsys):
     assert main(["claim", *args]) == 2
