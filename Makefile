@@ -37,6 +37,7 @@ lint: $(STAMP)
 
 # dpverify audit runs as many rows at once as this process has CPUs (--jobs, default), longest first
 # by the seconds in reports/audit.json; `make audit AUDIT_FLAGS="--jobs 1"` runs them one by one.
+# A filtered audit (AUDIT_FLAGS="--claim RR") writes to reports/partial/, never over the reference report.
 AUDIT_FLAGS ?=
 audit: $(STAMP)
 	$(BIN)/dpverify audit --output reports $(AUDIT_FLAGS)

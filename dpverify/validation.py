@@ -360,10 +360,17 @@ def check_probability(name: str, value: Any, *, what: str | None = None, fix: st
     return check_number(name, value, at_least=0, at_most=1, what=what, fix=fix)
 
 
+#: What a NaN privacy parameter is told.
+_NAN_CLAIM = "NaN is not a number a privacy claim can state; give an epsilon such as 1, 0.5 or log(3)"
+_NAN_DELTA = "NaN is not a number a privacy claim can state; give a delta such as 0 or 1e-5"
+
+
 def check_epsilon(value: Any, name: str = "epsilon", *, positive: bool = False, fix: str | None = None) -> Any:
     """A privacy parameter epsilon: a finite real number >= 0 (> 0 with ``positive``)."""
     if isinstance(value, float) and math.isinf(value):
         raise InvalidArgument(_message(name, value, "finite", fix=fix or "an infinite epsilon claims nothing"))
+    if isinstance(value, float) and math.isnan(value):
+        raise InvalidArgument(_message(name, value, "a number", fix=fix or _NAN_CLAIM))
     if not isinstance(value, float):
         check_number(name, value)  # a non-number is named as such, without the sign rule's fix
     if positive:
@@ -373,6 +380,8 @@ def check_epsilon(value: Any, name: str = "epsilon", *, positive: bool = False, 
 
 def check_delta(value: Any, name: str = "delta", *, fix: str | None = None) -> Any:
     """A privacy parameter delta: a real number in [0, 1]."""
+    if isinstance(value, float) and math.isnan(value):
+        raise InvalidArgument(_message(name, value, "a number in [0, 1]", fix=fix or _NAN_DELTA))
     return check_number(name, value, at_least=0, at_most=1, fix=fix)
 
 

@@ -61,7 +61,7 @@ def as_distribution(value: Any, dataset: tuple) -> Distribution:
     if not isinstance(value, Mapping):
         raise InvalidArgument(
             f"the mechanism must return a Mapping outcome -> probability (or a Distribution); on "
-            f"dataset {dataset!r} it returned {type(value).__name__}."
+            f"dataset {dataset!r} it returned {type(value).__name__}; if it returns one sample, make it a sampler (dataset, rng) and wrap it with from_sampler (dpverify check: --sampler)."
         )
     try:
         return Distribution(value)

@@ -10,10 +10,11 @@ names its parent), or the row is MEASURED only (a finding, no verdict asserted).
 Audits are found through the entry-point group ``dpverify.audits`` (:func:`load_audits`): each
 entry point names an audit module — any object with ``cases()`` returning audit cases and,
 optionally, ``CLAIMS``, a mapping from claim id to a measurement function taking instance keyword
-arguments (``dpverify claim``) — or a list of them. A package adds its own audits by declaring
-such an entry point; dpverify itself knows no claim. An audit declared in one file
-(:class:`dpverify.auditing.Audit`, run by ``dpverify audit PATH.py``) needs no entry point: its rows
-become cases with the author's ``statement`` and ``source``.
+arguments (``dpverify claim``; its keyword parameters, annotated and with defaults, are the claim's
+``--set`` keys: :mod:`dpverify.integrations.claim_command`) — or a list of them. A package adds its own
+audits by declaring such an entry point; dpverify itself knows no claim. An audit declared in one
+file (:class:`dpverify.auditing.Audit`, run by ``dpverify audit PATH.py``) needs no entry point: its
+rows become cases with the author's ``statement`` and ``source``.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ import ast
 import concurrent.futures
 import importlib
 import inspect
+import math
 import os
 import shutil
 import sys
@@ -44,7 +45,6 @@ import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,9 @@ from dpverify.validation import number_from_text
 __all__ = [
     "main", "build_parser", "EXIT_CODES", "EXIT_HOLDS", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILURE", "EXIT_UNDECIDED",
 ]
+
+#: The subdirectory of ``--output`` a filtered audit (``--claim``) writes its report into.
+PARTIAL = "partial"
 
 EXIT_HOLDS = 0  #: HOLDS or HOLDS_WITHIN_ROUNDING (audit: every row as expected)
 EXIT_VIOLATED = 1  #: VIOLATED (audit: a row not as expected)
@@ -92,19 +95,12 @@ def _parse_number(text: str, name: str) -> Any:
     """``--name text``: a float literal stays a float, read like ``0.1`` in Python (``--epsilon 0.1``
     and ``epsilon=0.1`` are the same claim); an expression (``1/3``, ``log(3)``) becomes an exact
     value; nothing else is evaluated (:func:`dpverify.validation.number_from_text`)."""
-    return number_from_text(f"--{name}", text)
-
-
-def _parse_parameter(text: str) -> Any:
-    """A --set value: a Python literal (``4``, ``0.2``, ``'first'``), a fraction (``1/3``) or text."""
-    try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        pass
-    try:
-        return Fraction(text)
-    except ValueError:
-        return text
+    value = number_from_text(f"--{name}", text)
+    if isinstance(value, float) and math.isnan(value):
+        fix = {"epsilon": ", so it cannot be the claim's epsilon; give a number such as 1, 0.5 or log(3)",
+               "delta": ", so it cannot be the claim's delta; give a number in [0, 1] such as 0 or 1e-5"}
+        raise InvalidArgument(f"--{name} {text}: NaN is not a number{fix.get(name, '; give a number')}.")
+    return value
 
 
 def _load_callable(spec: str) -> Any:
@@ -258,6 +254,20 @@ def _write_check_report(path: Path, result: Any, args: argparse.Namespace, profi
     print(f"\nreport written: {path}")
 
 
+_SAMPLER_HINT = ("this looks like a sampler (dataset, rng); add --sampler, or wrap it with from_sampler in Python "
+                 "(dpverify.from_sampler(sampler)); --estimate runs it on a real random generator")
+
+
+def _required_positionals(function: Callable) -> list[str]:
+    """The positional arguments ``function`` requires (none when its signature cannot be read)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty]
+
+
 def _check(args: argparse.Namespace) -> int:
     from dpverify.checking.front import verify
     from dpverify.verdict.assumptions import blocking
@@ -272,6 +282,10 @@ def _check(args: argparse.Namespace) -> int:
     if args.mode != "sampler" and (args.tail is not None or args.deterministic):
         option = "--tail" if args.tail is not None else "--deterministic"
         raise InvalidArgument(f"{option} applies to the exact enumeration of a sampler; add --sampler.")
+    required = _required_positionals(mechanism)
+    if args.mode == "distribution" and len(required) >= 2:
+        raise InvalidArgument(f"{args.mechanism} requires {len(required)} arguments ({', '.join(required)}) where a "
+                              f"mechanism takes the dataset alone: {_SAMPLER_HINT}.")
     if args.mode == "estimate":
         return _estimate(args, mechanism, report)
     if args.mode == "sampler":
@@ -420,9 +434,16 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"\n{timing.describe(rows)}")
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
+        if args.claim:  # a filtered audit never replaces the full report: it goes to DIR/partial/
+            output = output / PARTIAL
+            output.mkdir(exist_ok=True)
         paths = write_reports(rows, output, timing=timing, **heading)
         if args.format != "json":
             print("\nreport written: " + ", ".join(str(p) for p in paths))
+        if args.claim:
+            note = (f"a partial audit (--claim {' --claim '.join(args.claim)}): its report is in {output}, never over "
+                    f"the full audit's report in {output.parent}")
+            (_say if args.format == "json" else print)(note)  # stdout stays one JSON document
     if args.format == "json":  # after the reports: a failure to write them leaves stdout empty (exit 3)
         print(contract.dumps(audit_document(rows, timing=timing, **heading)))
     failed = [r for r in rows if not r.as_expected]
@@ -448,44 +469,46 @@ def _heading(title: str, description: str | None) -> str:
 
 
 def _claim(args: argparse.Namespace) -> int:
-    from dpverify.integrations.audit import AuditCase, Expect, claim_measurements, run_audit
+    from dpverify.integrations.audit import AuditCase, Expect, audit_cases, claim_measurements, run_audit
+    from dpverify.integrations.claim_command import claim_order, detail_lines, read_settings, takes_flag
     from dpverify.integrations.terminal import print_table
 
     measurements = claim_measurements()
-    measure = measurements.get(args.claim_id.upper())
-    if measure is None:
-        raise InvalidArgument(f"unknown claim {args.claim_id!r}; choose one of {sorted(measurements)}.")
-    parameters: dict[str, Any] = {}
-    for item in args.set or []:
-        key, sep, text = item.partition("=")
-        if not sep or not key:
-            raise InvalidArgument(f"--set takes KEY=VALUE, got {item!r}.")
-        parameters[key] = _parse_parameter(text)
+    by_upper = {claim.upper(): claim for claim in measurements}
+    claim = by_upper.get(args.claim_id.upper())
+    if claim is None:
+        takes = ", ".join(sorted(measurements, key=claim_order))
+        rows_only = {case.claim for case in audit_cases()} - set(measurements)
+        listed = next((c for c in rows_only if c.upper() == args.claim_id.upper()), None)
+        if listed is not None:
+            raise InvalidArgument(
+                f"claim {listed!r} is audited on its own rows only and takes no instance of yours: run them with "
+                f"`dpverify audit --claim {listed}`. The claims `dpverify claim` runs: {takes} (`dpverify list` "
+                "shows their keys)."
+            )
+        raise InvalidArgument(f"unknown claim {args.claim_id!r}; choose one of {takes} (`dpverify list` shows "
+                              "their keys).")
+    measure = measurements[claim]
+    parameters = read_settings(claim, measure, args.set or [])
     if args.outside_preconditions:
+        if not takes_flag(measure, "outside_preconditions"):
+            raise InvalidArgument(f"claim {claim} has no preconditions to step outside of: drop --outside-preconditions.")
         parameters["outside_preconditions"] = True
     try:
-        inspect.signature(measure).bind(**parameters)
-    except TypeError as error:
-        raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
-    except ValueError:  # no signature to read (a builtin): the call itself says
-        pass
-    try:
         run = lambda: measure(**parameters)  # noqa: E731
-        rows = run_audit([AuditCase(args.claim_id.upper(), "user instance", parameters, run, expect=Expect.HOLDS)])
-    except TypeError as error:
-        raise InvalidArgument(f"bad parameter for {args.claim_id}: {error}; see `dpverify claim --help`.") from None
+        rows = run_audit([AuditCase(claim, "user instance", parameters, run, expect=Expect.HOLDS)])
     except InvalidArgument as error:
+        if "outside_preconditions" not in str(error) or args.outside_preconditions:
+            raise
         raise InvalidArgument(f"{error} (on the command line: --outside-preconditions)") from None
     measurement = rows[0].measurement
     code = _verdict_exit(measurement.verdict)
     if args.format != "json":
-        from dpverify.integrations.terminal import print_table
-
         print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
     lines = []
     if measurement.witness:
         lines.append("\nwitness:\n" + measurement.witness)
-    lines += [f"{key}: {value}" for key, value in measurement.details.items()]
+    lines += detail_lines(measurement.details)
     document = lambda: {**contract.header("claim"), "claim": rows[0].case.claim,  # noqa: E731
                         "parameters": contract.encode(parameters), "result": rows[0].to_json()}
     _report(args, "\n".join(lines), [_undecided_note()] if code == EXIT_UNDECIDED else [], document)
@@ -494,18 +517,29 @@ def _claim(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     from dpverify.integrations.audit import audit_cases, claim_measurements
+    from dpverify.integrations.claim_command import claim_order, instance_keys, key_lines
 
     cases = audit_cases() if args.target is None else _audit_file(args.target).cases
+    measurements = claim_measurements() if args.target is None else {}
     if args.format == "json":
         listed = [{"claim": case.claim, "mechanism": case.mechanism, "parent": case.parent, "instance": case.instance,
                    "parameters": contract.encode(dict(case.parameters)), "description": case.description,
                    "expect": case.expect.value} for case in cases]
-        claims = sorted(claim_measurements()) if args.target is None else []
-        document = {**contract.header("list"), "cases": listed, "claims": claims}
+        document = {**contract.header("list"), "cases": listed, "claims": sorted(measurements)}
         print(contract.dumps(document))
         return 0
     for case in cases:
         print(f"{case.claim:6} {case.mechanism:40} {case.instance}")
+    if not measurements:  # an audit file: its rows are its instances
+        return 0
+    print("\n`dpverify claim ID` runs a claim on its default instance; `--set KEY=VALUE` changes it. Keys (kind = "
+          "default):")
+    for claim in sorted(measurements, key=claim_order):
+        print("\n".join(key_lines(claim, instance_keys(measurements[claim]))))
+    rows_only = sorted({case.claim for case in cases} - set(measurements), key=claim_order)
+    if rows_only:
+        print(f"  {', '.join(rows_only)}: audited on their own rows only (`dpverify audit --claim ID`), no "
+              "instance of yours.")
     return 0
 
 
@@ -592,8 +626,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--output", metavar="DIR",
                        help="directory for audit.json, audit.md and audit.html (e.g. reports); checked before the "
                             "audit runs: created if its parent exists, exit 2 if it is a file, its parent is "
-                            "missing or it cannot be written")
-    audit.add_argument("--claim", action="append", help="only this claim id (repeatable); see `dpverify list`")
+                            "missing or it cannot be written. With --claim the report goes to DIR/partial/ instead: "
+                            "a partial audit never replaces the full report in DIR")
+    audit.add_argument("--claim", action="append",
+                       help="only this claim id (repeatable); see `dpverify list`. A partial audit: with --output DIR "
+                            "its report is written to DIR/partial/, never over DIR's full report")
     audit.add_argument("--quiet", action="store_true", help="no progress bar or lines")
     audit.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                        help="run N rows at once, each whole in a worker process of its own (default: the CPUs this "
@@ -607,9 +644,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     claim = command("claim", "check one registered claim on an instance of your choice",
                     "exit 0 holds or measured, 1 violated, 2 usage, 3 mechanism or environment failed, 4 undecided")
-    claim.add_argument("claim_id", help="a claim id with a measurement (an unknown id lists them)")
+    claim.add_argument("claim_id", help="a claim id of `dpverify list` (any case); it runs on its default instance "
+                                        "unless --set changes it")
     claim.add_argument("--set", action="append", metavar="KEY=VALUE",
-                       help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2")
+                       help="instance parameter, e.g. --set domain_size=4 --set n=10 --set epsilon=0.2; `dpverify list` "
+                            "ends with each claim's keys, their kinds and defaults (a wrong key or kind lists them)")
     claim.add_argument("--outside-preconditions", action="store_true",
                        help="measure even where the lemma's preconditions fail (the claim is then not asserted)")
     claim.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)

@@ -6,7 +6,9 @@
 * the ``dpverify_baseline`` fixture — ``dpverify_baseline.check("rr", mechanism, records=..., n=1,
   epsilon=...)`` measures the worst-case ``eps*`` (and ``delta(eps)``) and compares it with a JSON
   baseline stored per name: a privacy loss that *worsens* beyond the baseline (+1e-9) fails the
-  build; a missing baseline is written.
+  build; a missing baseline is written, or, in strict mode (``--dpverify-strict`` or the environment
+  variable ``DPVERIFY_STRICT_BASELINES=1``, for CI), fails the test: a check with no baseline to
+  compare with cannot fail, so in CI it must not pass.
 * Hypothesis effort profiles ``dpverify-ci`` and ``dpverify-dev`` (for :mod:`dpverify.integrations.strategies`
   and your own ``@given`` tests), selected with ``--dpverify-profile=ci|dev`` (or
   ``--hypothesis-profile=dpverify-ci``). They are namespaced so they do not replace Hypothesis's
@@ -27,8 +29,9 @@ numpy, sympy, mpmath, Hypothesis and the checker are imported only when a fixtur
 :func:`assert_private` call or a Hypothesis profile needs them.
 
 Options (group "dpverify"): ``--dpverify-baseline-dir`` (default ``.dpverify-baselines``, relative
-to the rootdir), ``--dpverify-update-baselines`` (rewrite baselines with the measured values) and
-``--dpverify-profile``.
+to the rootdir), ``--dpverify-update-baselines`` (rewrite baselines with the measured values),
+``--dpverify-strict`` (a missing baseline fails; also :data:`STRICT_ENVIRONMENT` set to ``1``,
+``true``, ``yes`` or ``on``; ``--dpverify-update-baselines`` still writes it) and ``--dpverify-profile``.
 
 Baseline files, ``<name>.json``, are documents of dpverify's JSON contract
 (:mod:`dpverify.integrations.contract`, docs/json.md), ``"document": "baseline"``::
@@ -94,6 +97,7 @@ __all__ = [
     "PROFILES",
     "SCHEMA_VERSION",
     "TOLERANCE",
+    "STRICT_ENVIRONMENT",
     "register_profiles",
 ]
 
@@ -102,6 +106,9 @@ TOLERANCE = 1e-9
 #: The version of the baseline files written: the JSON contract's (see "Baseline files" in the
 #: module docstring). Files of the older baseline formats 1 and 2 are read too.
 SCHEMA_VERSION = "1.3"
+#: The environment variable that turns strict baselines on (as ``--dpverify-strict``): ``1``, ``true``,
+#: ``yes`` or ``on``; ``0``, ``false``, ``no``, ``off`` or empty leave them off.
+STRICT_ENVIRONMENT = "DPVERIFY_STRICT_BASELINES"
 _DOCUMENT = "baseline"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
@@ -377,11 +384,13 @@ class BaselineStore:
     Args:
         directory: where the baselines live.
         update: rewrite every baseline with the measured values instead of comparing.
+        strict: a missing baseline fails the check instead of being written (``update`` still writes it).
     """
 
-    def __init__(self, directory: Path, *, update: bool = False) -> None:
+    def __init__(self, directory: Path, *, update: bool = False, strict: bool = False) -> None:
         self.directory = Path(directory)
         self.update = update
+        self.strict = strict
         self.events: list[str] = []
 
     def path(self, name: str) -> Path:
@@ -438,7 +447,8 @@ class BaselineStore:
 
         Measures the worst-case eps* over every neighbouring pair (:func:`dpverify.analyze`) and,
         when ``epsilon`` is given, the worst-case delta at it. Writes the baseline when none is
-        stored or the run has ``--dpverify-update-baselines``; otherwise fails when eps* (or delta)
+        stored (in strict mode, fails instead) or the run has ``--dpverify-update-baselines``;
+        otherwise fails when eps* (or delta)
         exceeds the stored value by more than :data:`TOLERANCE`. An improvement passes (update
         the baseline to lock it in). This is a regression check, not a claim check: combine it
         with :func:`assert_private`.
@@ -447,8 +457,9 @@ class BaselineStore:
             The measured :class:`BaselineEntry`.
 
         Raises:
-            pytest.fail.Exception: the privacy loss worsened, or the stored baseline was measured
-                on another instance (the test fails with the stored and measured values).
+            pytest.fail.Exception: the privacy loss worsened, the stored baseline was measured on
+                another instance (the test fails with the stored and measured values), or there is no
+                baseline in strict mode.
             InvalidArgument: misuse (a bad name, epsilon or instance).
             MechanismError, NondeterministicMechanism, EnvironmentFailure: nothing was measured
                 (raised as they are; no baseline is written or compared).
@@ -481,6 +492,14 @@ class BaselineStore:
             mechanism=getattr(mechanism, "__qualname__", repr(mechanism)),
         )
         stored = None if self.update else self.load(name)  # an update rewrites even an unreadable file
+        if stored is None and self.strict and not self.update:
+            pytest.fail(
+                f"dpverify baseline {name!r}: no baseline at {path}, and baselines are strict (--dpverify-strict or "
+                f"{STRICT_ENVIRONMENT}=1): a check with nothing to compare with cannot fail. Record it by running the "
+                f"test without strict mode (or with --dpverify-update-baselines), then commit {path.name}; measured "
+                f"eps* = {measured.epsilon_star:.12g}.",
+                pytrace=False,
+            )
         if stored is None:
             existed = path.exists()
             self.save(name, measured)
@@ -549,6 +568,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write the measured eps*/delta as the new baselines instead of comparing",
     )
     group.addoption(
+        "--dpverify-strict",
+        action="store_true",
+        default=False,
+        help=f"fail a baseline check whose baseline file is missing instead of writing it (for CI; also "
+        f"{STRICT_ENVIRONMENT}=1)",
+    )
+    group.addoption(
         "--dpverify-profile",
         action="store",
         default=None,
@@ -562,8 +588,9 @@ def pytest_configure(config: pytest.Config) -> None:
     directory = Path(config.getoption("dpverify_baseline_dir"))
     if not directory.is_absolute():
         directory = config.rootpath / directory
+    strict = config.getoption("dpverify_strict") or _strict_environment(os.environ.get(STRICT_ENVIRONMENT, ""))
     config.stash[_STORE_KEY] = BaselineStore(
-        directory, update=config.getoption("dpverify_update_baselines")
+        directory, update=config.getoption("dpverify_update_baselines"), strict=strict
     )
     profile = config.getoption("dpverify_profile")
     if profile is not None:
@@ -577,6 +604,18 @@ def pytest_configure(config: pytest.Config) -> None:
         register_profiles()  # a no-op then; registers them when the entry point could not run
         config.stash[_PREVIOUS_PROFILE_KEY] = hypothesis.settings.get_current_profile_name()
         hypothesis.settings.load_profile(PROFILES[profile])
+
+
+def _strict_environment(text: str) -> bool:
+    """:data:`STRICT_ENVIRONMENT`'s value as a switch; anything but a yes or a no is a usage error."""
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    raise pytest.UsageError(
+        f"{STRICT_ENVIRONMENT}={text!r} is not a switch: set it to 1 (strict baselines: a missing one fails) or 0."
+    )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -599,9 +638,15 @@ def pytest_runtest_call(item: pytest.Item) -> None:
         _rename_privacy_property(function, getattr(item, "originalname", item.name))
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    lines = []
     profile = config.getoption("dpverify_profile")
-    return None if profile is None else f"dpverify: hypothesis profile {PROFILES[profile]!r}"
+    if profile is not None:
+        lines.append(f"dpverify: hypothesis profile {PROFILES[profile]!r}")
+    store = config.stash.get(_STORE_KEY, None)
+    if store is not None and store.strict:
+        lines.append("dpverify: strict baselines (a missing baseline fails)")
+    return lines
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

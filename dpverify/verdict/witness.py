@@ -13,6 +13,7 @@ delta``, so the claim is violated whatever the unexplored mass does.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from dpverify.verdict.privacy_loss import exp_epsilon
@@ -81,15 +82,54 @@ class Witness:
             lines += [f"P[M(D) in S] = {p:.12g}", f"P[M(D') in S] = {q:.12g}"]
         if _is_interval(self.p) or _is_interval(self.q):
             lines.append(f"certified enclosures: P[M(D) in S] in {self.p}, P[M(D') in S] in {self.q}")
-        elif not (isinstance(self.p, float) and isinstance(self.q, (float, int))):
-            lines.append(f"exact: P[M(D) in S] is {self.p}, P[M(D') in S] is {self.q}"
-                         + (f", unexplored {self.unexplored}" if rest else ""))
+        elif any(_exact_text(value) is not None for value in (self.p, self.q, self.unexplored) if value):
+            lines.append(f"exact: P[M(D) in S] is {_exact_or_float(self.p)}, P[M(D') in S] is {_exact_or_float(self.q)}"
+                         + (f", unexplored {_exact_or_float(self.unexplored)}" if rest else ""))
         lines.append(f"check: {p:.12g} {relation} e^eps * {q + rest:.12g} + delta = {bound:.12g}")
         if self.within_rounding:
             lines.append(
                 f"within rounding: excess {self.excess:.3g} vs the float error allowance {self.allowance:.3g}"
             )
         return "\n".join(lines)
+
+
+#: An exact mass is shown as a fraction when its numerator and denominator are below this.
+SHORT_FRACTION = 10**6
+
+
+def _exact_text(value: Any) -> str | None:
+    """An exact mass as the witness shows it: a short fraction (numerator and denominator below
+    :data:`SHORT_FRACTION`) or a value that is not made of floats (``exp(6)/(exp(6) + exp(7))``,
+    ``1/3^20``); None for a float, or a long fraction over a power of two: floats' binary values,
+    summed exactly (``65363572799968715/144115188075855872``; its decimal says as much). The JSON
+    keeps every exact value (:mod:`dpverify.integrations.contract`)."""
+    if isinstance(value, float) or (hasattr(value, "is_Float") and value.is_Float):
+        return None
+    if isinstance(value, bool):
+        return str(value)
+    rational = _as_fraction(value)
+    if rational is None:
+        return str(value)  # an expression, or a type of its own
+    if abs(rational.numerator) < SHORT_FRACTION and rational.denominator < SHORT_FRACTION:
+        return str(rational)
+    if rational.denominator & (rational.denominator - 1) == 0:  # a power of two: floats, summed exactly
+        return None
+    return str(value)
+
+
+def _exact_or_float(value: Any) -> str:
+    """The exact text of a mass, else its float's shortest repr (which names that float exactly)."""
+    text = _exact_text(value)
+    return repr(float(value)) if text is None else text
+
+
+def _as_fraction(value: Any) -> Fraction | None:
+    """``value`` as a Fraction when it is an int, a Fraction or a sympy rational, else None."""
+    if isinstance(value, (int, Fraction)):
+        return Fraction(value)
+    if getattr(value, "is_Rational", False):
+        return Fraction(int(value.p), int(value.q))
+    return None
 
 
 def _is_interval(value: Any) -> bool:

@@ -40,13 +40,14 @@ from dpverify.checking.input_pairs import all_query_vectors, statdp_patterns, ve
 from dpverify.checking.pair_cover import covering_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
+from dpverify.validation import exact_number
 
 from ..noisy_max import NoisyHistogram, NoisyMaxValue, ReportNoisyMax
 from ..sparse_vector import svt
 from ._sources import SOURCES
 
 __all__ = ["BenchMechanism", "BENCHMARK", "GEOMETRIC", "DELTA_ROWS", "DeltaRow", "EPSILONS", "benchmark_rows",
-           "cases", "delta_rows", "measure", "profile_grid", "SOURCES"]
+           "cases", "delta_rows", "measure", "measure_benchmark", "profile_grid", "CLAIMS", "SOURCES"]
 
 #: The claims the peers test at (their default 0.7 and DP-Sniper's default 0.1), as exact numbers.
 EPSILONS = (Fraction(7, 10), Fraction(1, 10))
@@ -193,6 +194,18 @@ def measure(name: str, epsilon: Fraction, inputs: str = "statdp_patterns", k: in
     )
 
 
+def measure_benchmark(
+    *, mechanism: str = "report_noisy_max_laplace", epsilon: Fraction | float = Fraction(7, 10),
+    inputs: str = "statdp_patterns", k: int | None = None,
+) -> Measurement:
+    """BENCH (``dpverify claim BENCH --set mechanism=svt1 --set epsilon=0.1``): one benchmark mechanism
+    (:data:`BENCHMARK`, :data:`GEOMETRIC`) against its stated eps-DP on ``inputs`` with ``k`` queries
+    (default: the spec's); an incorrect one is VIOLATED (exit 1)."""
+    if mechanism not in _SPECS:
+        raise InvalidArgument(f"mechanism must be one of {sorted(_SPECS)}, got mechanism={mechanism!r}.")
+    return measure(mechanism, exact_number("epsilon", epsilon), inputs, k)
+
+
 def benchmark_rows(*, full: bool = True, slow: bool = False) -> list[AuditCase]:
     """Every benchmark row (:data:`BENCHMARK`, then :data:`GEOMETRIC`): each mechanism at eps = 0.7 and
     0.1 on StatDP's patterns, and (``full``) on the full ``{0,1,2}^k`` enumeration where it is run
@@ -287,3 +300,7 @@ def cases() -> list[AuditCase]:
     """The audit's rows (``dpverify audit --claim BENCH``): patterns and full enumerations, then the
     ``(eps, delta)`` rows."""
     return benchmark_rows() + delta_rows()
+
+
+#: Claim id -> measurement taking instance keyword arguments (``dpverify claim BENCH --set ...``).
+CLAIMS = {"BENCH": measure_benchmark}

@@ -137,9 +137,14 @@ def cases() -> list[AuditCase]:
     return rows
 
 
-def _claim(**instance: Any) -> Measurement:
-    """``dpverify claim GAUSS --set epsilon=1 --set delta=1e-5 ...``: :func:`measure`."""
-    return measure(**instance)
+def _claim(
+    *, epsilon: Fraction | float = Fraction(1), delta: Fraction | float = Fraction(1, 10**5), calibration: str = "analytic",
+    sigma_factor: Fraction | float = 1, claim_delta: Fraction | float | None = None, inputs: str = "histogram_n3",
+) -> Measurement:
+    """``dpverify claim GAUSS --set epsilon=1 --set delta=1e-5 ...``: :func:`measure`, by default on the
+    analytic mechanism at (1, 1/10^5) on the histogram of 3 records."""
+    return measure(epsilon=epsilon, delta=delta, calibration=calibration, sigma_factor=sigma_factor,
+                   claim_delta=claim_delta, inputs=inputs)
 
 
 #: Claim id -> measurement taking instance keyword arguments.

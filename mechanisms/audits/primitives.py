@@ -16,24 +16,49 @@ from typing import Any
 import sympy
 
 from dpverify.checking.front import verify
+from dpverify.errors import InvalidArgument
 from dpverify.finite.records import labeled_records
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
+from dpverify.validation import exact_number
 
-from ..exponential import exponential_mechanism_without_half, threshold_learner
+from ..exponential import exponential_mechanism, exponential_mechanism_without_half, threshold_learner
 from ..randomized_response import randomized_response_mechanism, subsampled_randomized_response
 from ._instance import instance
 from ._sources import SOURCES
 
-__all__ = ["cases", "instance", "CLAIMS", "SOURCES"]
-
-#: No claim of this audit takes user instances (``dpverify check`` covers the primitives).
-CLAIMS: dict[str, Any] = {}
+__all__ = ["cases", "instance", "measure_exponential", "measure_randomized_response", "CLAIMS", "SOURCES"]
 
 
 def verified(mechanism: Any, *, records: Any, n: int, epsilon: Any, delta: Any = 0.0) -> Measurement:
     """``verify`` as an audit measurement (pairs, certified pairs and the enumeration in details)."""
     result = verify(mechanism, records=records, n=n, epsilon=epsilon, delta=delta)
     return Measurement.from_result(result, exchangeable=result.exchangeable)
+
+
+def measure_exponential(*, domain_size: int = 3, n: int = 4, epsilon: Any = 1.0, mutant: str | None = None) -> Measurement:
+    """C1 (``dpverify claim C1 --set ...``): EM over the thresholds of ``{0, ..., domain_size - 1}``,
+    score = mistakes, on every dataset of ``n`` labeled records, checked at ``epsilon``;
+    ``mutant="without_half"`` drops the factor 1/2 (then VIOLATED)."""
+    selectors = {None: exponential_mechanism, "without_half": exponential_mechanism_without_half}
+    if mutant not in selectors:
+        raise InvalidArgument(f"mutant must be None or 'without_half', got mutant={mutant!r}.")
+    learner = threshold_learner(domain_size, epsilon=epsilon, selector=selectors[mutant])
+    return verified(learner, records=labeled_records(domain_size), n=n, epsilon=epsilon)
+
+
+def measure_randomized_response(*, p: Fraction | float = Fraction(3, 4), n: int = 1) -> Measurement:
+    """RR (``dpverify claim RR --set ...``): randomized response keeping the bit with probability
+    ``p`` (n = 1), or on one uniformly chosen record of ``n`` bits (n > 1), checked at exactly its
+    closed form ``eps* = ln(1 + (e^eps - 1)/n)`` with ``e^eps = p/(1 - p)`` (tight: must hold)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise InvalidArgument(f"n must be a whole number >= 1, got n={n!r}.")
+    keep = exact_number("p", p)  # 0.7 is 7/10: the simplest fraction that rounds to it
+    if not Fraction(1, 2) <= keep < 1:
+        raise InvalidArgument(f"p must be in [1/2, 1) (p = 1 is not private: eps* = inf), got p={p!r}.")
+    mechanism = randomized_response_mechanism(p=keep) if n == 1 else subsampled_randomized_response(p=keep)
+    odds = sympy.Rational(keep.numerator, keep.denominator) / (1 - sympy.Rational(keep.numerator, keep.denominator))
+    epsilon = sympy.log(1 + (odds - 1) / n)
+    return verified(mechanism, records=(0, 1), n=n, epsilon=epsilon)
 
 
 def cases() -> list[AuditCase]:
@@ -64,3 +89,7 @@ def cases() -> list[AuditCase]:
             "Closed form: eps* = ln(1 + (e^eps - 1)/n) = ln 2 for p = 3/4, n = 2 (tight: must hold).",
         ),
     ]
+
+
+#: Claim id -> measurement taking instance keyword arguments (``dpverify claim C1 --set domain_size=4``).
+CLAIMS = {"C1": measure_exponential, "RR": measure_randomized_response}

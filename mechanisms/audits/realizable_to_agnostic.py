@@ -54,6 +54,7 @@ __all__ = [
     "measure_with_replacement",
     "measure_prediction",
     "measure_agnostic_prediction",
+    "measure_baseline",
 ]
 
 LN_4E2 = math.log(4 * math.e**2)  # 2 + 2 ln 2
@@ -369,6 +370,18 @@ def _agnostic(parameters: dict, **extra: Any) -> Measurement:
     )
 
 
+def measure_baseline(
+    *, score: str = "bns", concept: str = "thresholds", domain_size: int = 3, n: int = 6, epsilon: float = 0.2,
+    learner: str = "exponential", learner_epsilon: float = 1.0, learner_delta: float = 0.0,
+    outside_preconditions: bool = False,
+) -> Measurement:
+    """C8a/C8b (``dpverify claim C8a --set n=8``): A_Agnostic with a baseline's score (``"bns"``, C8a;
+    ``"full_sample"`` or ``"full_sample_w"``, C8b), measured only: a baseline asserts no claim."""
+    return measure_agnostic(concept=concept, domain_size=domain_size, n=n, epsilon=epsilon, learner=learner,
+                            learner_epsilon=learner_epsilon, learner_delta=learner_delta, score=score,
+                            outside_preconditions=outside_preconditions).measured_only()
+
+
 _LEMMA15 = "Lemma 15: (ln(e^eps + 4e^2 k/(n-k)), 4 e delta k/n), k = ceil(eps n)."
 _SWEEP_COLUMNS = ("concept_class", "domain_size", "n", "k", "delta_star_over_epsilon_delta",
                   "delta_at_epsilon_over_epsilon_delta", "claimed_delta_over_epsilon_delta")
@@ -498,4 +511,6 @@ CLAIMS = {
     "C5": measure_with_replacement,
     "C6": measure_prediction,
     "C7": measure_agnostic_prediction,
+    "C8a": partial(measure_baseline, score="bns"),
+    "C8b": partial(measure_baseline, score="full_sample_w"),
 }

@@ -110,11 +110,12 @@ def test_audit_table_and_reports(small_registry, capsys, tmp_path):
     assert "a_relabel" in out and "✓ holds" in out
     assert "1 row: 1 as expected (1 holds, 0 mutants caught), 0 measured, 0 unexpected, 0 undecided" in out
     assert "report written" in out
-    document = json.loads((tmp_path / "audit.json").read_text())
+    assert not (tmp_path / "audit.json").exists()  # a filtered audit writes to DIR/partial/
+    document = json.loads((tmp_path / "partial" / "audit.json").read_text())
     assert [r["claim"] for r in document["results"]] == ["C2"]
     assert document["results"][0]["claimed_epsilon"]["value"] == 0.2
     assert document["results"][0]["holds"] is True
-    markdown = (tmp_path / "audit.md").read_text()
+    markdown = (tmp_path / "partial" / "audit.md").read_text()
     assert markdown.startswith("# dpverify audit")
     assert "| C2 | `a_relabel` |" in markdown
 
@@ -232,7 +233,7 @@ def test_check_wrong_exchangeable_declaration_is_reported(capsys):
         ([RR, *BITS, "--epsilon", "0.1 0.2"], "--epsilon must be a real number"),
         ([RR, *BITS, "--epsilon", "__import__('os').getpid()"], "--epsilon must be a number or an expression"),
         ([RR, *BITS, "--epsilon", "-1"], "epsilon must be >= 0"),
-        ([RR, *BITS, "--epsilon", "nan"], "epsilon must be >= 0"),
+        ([RR, *BITS, "--epsilon", "nan"], "--epsilon nan: NaN is not a number, so it cannot be the claim's epsilon"),
         ([RR, *BITS, "--epsilon", "1e400"], "epsilon must be finite"),
         ([RR, *BITS, "--epsilon", "1", "--delta", "2"], "delta must be in [0, 1]"),
         (["tests.no_such_module:f", *BITS, "--epsilon", "1"], "cannot import module 'tests.no_such_module'"),
@@ -293,7 +294,7 @@ def test_claim_violation_exits_one_with_witness(capsys):
     assert "witness:" in out and "D  = " in out and "D' = " in out
 
 
-@pytest.mark.parametrize(("args", "message"), [(["C99"], "unknown claim"), (["C3", "--set", "bogus=1"], "bad parameter"),
+@pytest.mark.parametrize(("args", "message"), [(["C99"], "unknown claim"), (["C3", "--set", "bogus=1"], "claim C3 has no key 'bogus'"),
                                                (["C3", "--set", "n"], "KEY=VALUE")])
 def test_claim_usage_errors(args, message, capsys):
     assert main(["claim", *args]) == 2
