@@ -45,4 +45,10 @@ def test_docs_site_builds_strict(tmp_path: Path):
         cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert (tmp_path / "site" / "api" / "mechanisms" / "index.html").is_file()
+    assert (tmp_path / "site" / "api" / "mechanisms.html").is_file()
+    # opened from disk (file://), a link to a directory shows a listing: every page link names a .html file
+    index = (tmp_path / "site" / "index.html").read_text()
+    pages = [link for link in re.findall(r'<a href="([^"#]+)"[^>]*class="md-nav__link', index)
+             if not re.match(r"[a-z]+:", link)]
+    assert len(pages) >= 20, f"the nav of site/index.html links {len(pages)} pages: {pages}"
+    assert all(link.endswith(".html") for link in pages), [link for link in pages if not link.endswith(".html")]
