@@ -406,6 +406,7 @@ def _audit(args: argparse.Namespace) -> int:
     from dpverify.verdict.engine import Verdict
 
     output = _output_directory(args.output) if args.output else None  # before any work
+    page = _report_file(args.report) if args.report else None
     loaded = _audit_file(args.target) if args.target else None
     heading = {"title": None, "description": None} if loaded is None else {"title": loaded.title,
                                                                           "description": loaded.description}
@@ -444,6 +445,11 @@ def _audit(args: argparse.Namespace) -> int:
             note = (f"a partial audit (--claim {' --claim '.join(args.claim)}): its report is in {output}, never over "
                     f"the full audit's report in {output.parent}")
             (_say if args.format == "json" else print)(note)  # stdout stays one JSON document
+    if page is not None:  # the one HTML page, wherever the user asked (no JSON or Markdown beside it)
+        from dpverify.integrations.report import html_report
+
+        page.write_text(html_report(rows, timing=timing, directory=page.parent, **heading), encoding="utf-8")
+        (_say if args.format == "json" else print)(f"\nreport written: {page}")
     if args.format == "json":  # after the reports: a failure to write them leaves stdout empty (exit 3)
         print(contract.dumps(audit_document(rows, timing=timing, **heading)))
     failed = [r for r in rows if not r.as_expected]
@@ -628,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "audit runs: created if its parent exists, exit 2 if it is a file, its parent is "
                             "missing or it cannot be written. With --claim the report goes to DIR/partial/ instead: "
                             "a partial audit never replaces the full report in DIR")
+    audit.add_argument("--report", metavar="FILE.html",
+                       help="also write the audit as one self-contained HTML page to FILE.html (the verdicts, every "
+                            "witness, the assumptions and the charts); checked before the audit runs")
     audit.add_argument("--claim", action="append",
                        help="only this claim id (repeatable); see `dpverify list`. A partial audit: with --output DIR "
                             "its report is written to DIR/partial/, never over DIR's full report")

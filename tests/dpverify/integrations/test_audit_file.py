@@ -280,3 +280,14 @@ def test_rows_of_a_file_travel_to_dask_workers_by_value(tmp_path):
 def test_the_example_runs_on_dask_workers(capsys):
     code, out, _ = _run(capsys, str(EXAMPLE), "--executor", "dask", "--jobs", "2")
     assert code == 0 and "1.609   1.099   0.25" in out
+
+
+def test_report_writes_the_one_page_where_asked_and_refuses_a_bad_name_before_work(tmp_path, capsys):
+    page = tmp_path / "out.html"
+    assert main(["audit", str(EXAMPLE), "--report", str(page), "--quiet"]) == 0
+    written = html.unescape(page.read_text(encoding="utf-8"))
+    assert "<title>Noisy threshold learner</title>" in written and "0.625 (exactly 5/8)" in written
+    assert f"report written: {page}" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.html"]  # no JSON or Markdown beside it
+    assert main(["audit", str(EXAMPLE), "--report", str(tmp_path / "out.txt")]) == 2
+    assert "--report" in capsys.readouterr().err and not (tmp_path / "out.txt").exists()

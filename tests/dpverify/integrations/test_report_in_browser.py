@@ -2,8 +2,9 @@
 
 One headless Chromium run loads a frame holding the audit page (the rows of ``_report_rows``: a
 VIOLATED mutant with a text witness, a VIOLATED row with the engine's witness, a privacy profile, a
-sweep) at 1400 and 390 px, and the ``check --report`` page of a VIOLATED randomized response at
-390 px, each in an iframe of that width: headless Chromium's window is never narrower than 500 px,
+sweep) at 1400 and 390 px, the page ``dpverify audit docs/examples/my_learner.py --report`` writes
+for the guide's own learner (a true claim and a mutant) at 1400 and 390 px, and the ``check --report``
+page of a VIOLATED randomized response at 390 px, each in an iframe of that width: headless Chromium's window is never narrower than 500 px,
 so a 390 px viewport has to be a frame's. A probe script, added to a copy of each page, measures
 the page as drawn and posts it to the frame, which writes it into its DOM for ``--dump-dom``:
 
@@ -22,16 +23,20 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from dpverify import Datasets, PureDp, verify
 from dpverify.integrations.check_report import check_page
+from dpverify.integrations.cli import main
 from dpverify.integrations.report import html_report
 from tests import cli_mechanisms
 from tests.dpverify.integrations._report_rows import rows
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "my_learner.py"
+MINE = "Noisy threshold learner"  # the example audit's title
 #: The smallest chart text a reader should have to read, in CSS px.
 SMALLEST_TEXT = 9.0
 
@@ -75,8 +80,12 @@ def probes(tmp_path_factory):
     check = check_page(result, mechanism="tests.cli_mechanisms:randomized_response", profile=result.profile,
                        generated="2025-01-02 03:04 UTC")
     (folder / "check.html").write_text(_probed(check), encoding="ascii")
+    mine = folder / "mine.html"  # an audit of one's own learner, written as a user writes it
+    assert main(["audit", str(EXAMPLE), "--report", str(mine), "--quiet"]) == 0
+    mine.write_text(_probed(mine.read_text(encoding="utf-8")), encoding="utf-8")
     frames = "\n".join(f'<iframe src="{name}" style="display:block;border:0;width:{width}px;height:800px"></iframe>'
-                       for name, width in (("audit.html", 1400), ("audit.html", 390), ("check.html", 390)))
+                       for name, width in (("audit.html", 1400), ("audit.html", 390), ("check.html", 390),
+                                           ("mine.html", 1400), ("mine.html", 390)))
     (folder / "frame.html").write_text(_FRAME.format(frames=frames), encoding="ascii")
     done = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={folder / 'profile'}",
@@ -91,10 +100,12 @@ def probes(tmp_path_factory):
 
 
 def test_every_page_loaded_at_its_width(probes):
-    assert set(probes) == {("dpverify audit", 1400), ("dpverify audit", 390), ("dpverify check", 390)}
+    assert set(probes) == {("dpverify audit", 1400), ("dpverify audit", 390), ("dpverify check", 390),
+                           (MINE, 1400), (MINE, 390)}
 
 
-@pytest.mark.parametrize("page, width", [("dpverify audit", 1400), ("dpverify audit", 390), ("dpverify check", 390)])
+@pytest.mark.parametrize("page, width", [("dpverify audit", 1400), ("dpverify audit", 390), ("dpverify check", 390),
+                                         (MINE, 1400), (MINE, 390)])
 def test_no_page_is_wider_than_its_window_and_chart_text_stays_readable(probes, page, width):
     probe = probes[page, width]
     assert probe["scrollWidth"] <= width, probe  # the page never scrolls sideways
@@ -114,6 +125,14 @@ def test_the_witnesses_are_in_the_dom(probes, width):
     assert "Row 5: C5 leaky_learner" in leaky and "D (0, 1) D' (1, 1) S (event) {'leak'}" in leaky
     # 3/5 > e^1 * 1/10 + 0.1 = 0.371828182846
     assert "P[M(D) ∈ S] 0.6 (exactly 3/5)" in leaky and "check 0.6 > e^1 · 0.1 + 0.1 = 0.371828182846" in leaky
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_an_audit_files_page_shows_its_mutants_witness(probes, width):
+    (witness,) = (" ".join(text.split()) for text in probes[MINE, width]["witnesses"])
+    # the broken copy gives the best threshold 5/8 and each other 1/8: 5/8 > e^ln3 * 1/8 + 0 = 0.375
+    assert "noisy_threshold_broken" in witness and "P[M(D) ∈ S] 0.625 (exactly 5/8)" in witness
+    assert "check 0.625 > e^1.09861228867 · 0.125 + 0 = 0.375" in witness
 
 
 def test_the_check_pages_witness_is_in_the_dom(probes):
