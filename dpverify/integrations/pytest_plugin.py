@@ -436,14 +436,16 @@ class BaselineStore:
         self,
         name: str,
         mechanism: Mechanism,
+        inputs: Any = None,
         *,
-        records: Sequence[Hashable],
-        n: int,
+        records: Sequence[Hashable] | None = None,
+        n: int | None = None,
         epsilon: Any | None = None,
-        neighbors: str = "substitute",
+        neighbors: Any = None,
         **analyze_kwargs: Any,
     ) -> BaselineEntry:
-        """Measure ``mechanism`` and compare with the baseline stored under ``name``.
+        """Measure ``mechanism`` on ``inputs`` (a :class:`dpverify.Datasets`, or the short form
+        ``records=``, ``n=``, ``neighbors=``) and compare with the baseline stored under ``name``.
 
         Measures the worst-case eps* over every neighbouring pair (:func:`dpverify.analyze`) and,
         when ``epsilon`` is given, the worst-case delta at it. Writes the baseline when none is
@@ -466,9 +468,25 @@ class BaselineStore:
         """
         __tracebackhide__ = True
         from dpverify.checking.checker import analyze
+        from dpverify.errors import InvalidArgument
         from dpverify.validation import check_epsilon
 
         path = self.path(name)
+        if inputs is not None:  # the door's value: its fields, never both forms
+            from dpverify.checking.front import Datasets
+
+            if not isinstance(inputs, Datasets) or records is not None or n is not None or neighbors is not None:
+                raise InvalidArgument(
+                    f"dpverify_baseline.check({name!r}, ...) takes Datasets(records, n, ...) or the keywords records=, "
+                    f"n=, neighbors=, not both; got inputs={inputs!r}."
+                )
+            records, n, neighbors = tuple(inputs.records), inputs.n, inputs.neighbors
+            if inputs.exchangeable is not None:
+                analyze_kwargs.setdefault("exchangeable", inputs.exchangeable)
+        if records is None or n is None:
+            raise InvalidArgument(f"dpverify_baseline.check({name!r}, ...) needs the inputs: Datasets(records, n), "
+                                  "or records= and n=.")
+        neighbors = "substitute" if neighbors is None else neighbors
         records = tuple(records)
         if epsilon is not None:
             check_epsilon(epsilon)

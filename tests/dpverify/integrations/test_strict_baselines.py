@@ -100,3 +100,34 @@ def test_update_writes_a_missing_baseline_even_in_strict_mode(pytester, run):
 def test_the_store_is_lenient_unless_asked(tmp_path):
     assert BaselineStore(tmp_path).strict is False
     assert BaselineStore(tmp_path, strict=True).strict is True
+
+
+def test_a_baseline_check_takes_the_doors_datasets_and_refuses_both_forms(pytester):
+    pytester.makepyfile(
+        """
+        from fractions import Fraction
+
+        import pytest
+
+        from dpverify import Datasets
+        from dpverify.errors import InvalidArgument
+
+
+        def rr(dataset):
+            (bit,) = dataset
+            return {bit: Fraction(3, 4), 1 - bit: Fraction(1, 4)}
+
+
+        def test_value(dpverify_baseline):
+            entry = dpverify_baseline.check("rr", rr, Datasets([0, 1], 1), epsilon=1)
+            # eps* = ln 3; delta(1) = 3/4 - e/4 = 0.0704295...
+            assert entry.epsilon_star == pytest.approx(1.0986122886681098)
+            assert entry.delta == pytest.approx(0.75 - 2.718281828459045 / 4)
+
+
+        def test_both_forms(dpverify_baseline):
+            with pytest.raises(InvalidArgument, match="not both"):
+                dpverify_baseline.check("rr2", rr, Datasets([0, 1], 1), records=[0, 1], n=1)
+        """
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
