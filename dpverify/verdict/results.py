@@ -139,7 +139,7 @@ class VerificationResult:
             )
         lines = [
             f"{self.verdict_text}: {head}",
-            f"  {self.pairs:,} {self.neighbors} pairs over {self.datasets:,} datasets "
+            f"  {self.pairs:,} {self.neighbors.removesuffix(' pairs')} pairs over {self.datasets:,} datasets "
             f"({'exchangeable' if self.exchangeable else 'black-box'}), "
             f"{self.certified_pairs} certified, {self.seconds:.2f}s",
         ]

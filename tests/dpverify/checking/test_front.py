@@ -191,3 +191,9 @@ def test_analyze_takes_datasets_and_measures_the_closed_forms():
     assert short.epsilon_star() == analysis.epsilon_star()
     with pytest.raises(InvalidArgument, match="verify\\(..., profile=True\\)"):
         dpverify.analyze(randomized_response, [((0,), (1,))])  # type: ignore[arg-type]
+
+
+def test_the_summary_names_given_pairs_once():
+    # "1 given pairs pairs" before: the input set's name already ends in "pairs"
+    line = verify(randomized_response, [((0,), (1,))], PureDp(2)).summary().splitlines()[1]
+    assert line.startswith("  1 given pairs over 2 datasets (black-box)"), line
