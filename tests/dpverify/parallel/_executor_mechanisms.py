@@ -72,3 +72,12 @@ def always_dies_on_ones(dataset: tuple) -> dict:
     if dataset == (1, 1, 1) and multiprocessing.parent_process() is not None:  # never the test's own process
         _kill_this_worker()
     return randomized_response_bits(dataset)
+
+
+def hangs_on_ones(dataset: tuple) -> dict:
+    """:func:`randomized_response_bits`, which never returns on (1, 1, 1)."""
+    import time
+
+    if dataset == (1, 1, 1):
+        time.sleep(10**6)
+    return randomized_response_bits(dataset)
