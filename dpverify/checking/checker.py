@@ -50,10 +50,11 @@ from dpverify.checking._analysis import Analysis, certifiable, decision_error, e
 from dpverify.checking._blocks import decide_in_blocks
 from dpverify.checking._evaluation import EvaluatedDistributions, call_mechanism, nondeterministic, same_distribution
 from dpverify.checking._symmetry import SymmetryCheck, check_exchangeable, evaluate, exchangeable
+from dpverify.checking._time_limit import time_limited
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, relation
 from dpverify.finite.records import check_records
-from dpverify.parallel.executors import check_picklable, open_executor
+from dpverify.parallel.executors import check_picklable, is_dask_client, open_executor
 from dpverify.parallel.progress import Progress
 from dpverify.types import ExecutorSpec, Number
 from dpverify.validation import check_callable, check_integer
@@ -103,6 +104,7 @@ def verify_datasets(
     seed: int | None = None,
     exchangeable_samples: int | None = None,
     profile: bool | Sequence[Any] | None = None,
+    timeout: float | None = None,
 ) -> VerificationResult:
     """Check that ``mechanism`` is (epsilon, delta)-DP — or satisfies ``claim`` — on datasets of size
     ``n`` over ``records``.
@@ -148,6 +150,11 @@ def verify_datasets(
         claim: instead of ``epsilon=``/``delta=``, a claim value: :class:`~dpverify.verdict.claims.PureDp`,
             :class:`~dpverify.verdict.claims.ApproximateDp`, :class:`~dpverify.verdict.claims.Stability` or
             :class:`~dpverify.verdict.claims.PredictionDp` (passing both forms is an InvalidArgument).
+        timeout: seconds one evaluation of the mechanism may take (:mod:`dpverify.checking._time_limit`):
+            a call that runs longer raises MechanismError naming the dataset. None (default): no limit,
+            because the only watchdog that can stop running Python code is a SIGALRM timer, which works
+            only in a process's main thread (serial runs and process-pool workers, not Dask's threads)
+            and takes over the process's SIGALRM; a limit is asked for, never imposed.
 
     Returns:
         A :class:`VerificationResult` with its :class:`Verdict`; ``holds`` passes on HOLDS and
@@ -156,10 +163,18 @@ def verify_datasets(
     Raises:
         InvalidArgument: bad input (checked before any work starts).
         EnumerationTooLarge: more than ``max_pairs`` pairs.
-        MechanismError: the mechanism raised on a dataset (named; the original chained).
+        MechanismError: the mechanism raised on a dataset, or ran longer than ``timeout`` (named;
+            the original chained).
         NondeterministicMechanism: the mechanism returned two distributions for one dataset.
     """
     claimed = claim_from_arguments(claim, epsilon, delta)
+    if timeout is not None and (executor == "dask" or is_dask_client(executor)):
+        raise InvalidArgument(
+            f"timeout={timeout!r} cannot bound a mechanism on Dask: its workers run tasks on threads, and the "
+            "limit is a SIGALRM timer, which reaches only a process's main thread. Use executor='processes' "
+            "or executor=None with timeout=, or drop timeout= (Dask's own task timeouts then apply)."
+        )
+    mechanism = time_limited(mechanism, timeout)
     accept = exchangeable == "assume"
     declared_error = None if float_error is None else check_float_error(float_error)
     started = time.perf_counter()

@@ -148,6 +148,7 @@ def verify(
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
     exchangeable: bool | str | None = None,
+    timeout: float | None = None,
 ) -> PublicDataResult: ...
 
 
@@ -169,6 +170,7 @@ def verify(
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
     exchangeable: bool | str | None = None,
+    timeout: float | None = None,
 ) -> PairsResult: ...
 
 
@@ -190,6 +192,7 @@ def verify(
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
     exchangeable: bool | str | None = None,
+    timeout: float | None = None,
 ) -> VerificationResult: ...
 
 
@@ -212,6 +215,7 @@ def verify(
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
     exchangeable: bool | str | None = None,
+    timeout: float | None = None,
 ) -> VerificationResult:
     """Decide ``claim`` for ``mechanism`` on ``inputs``, exactly: the one door of every exact check.
 
@@ -244,6 +248,12 @@ def verify(
             ordering on exactly this many random datasets (:class:`Datasets` only).
         cover: ``"assume"`` accepts a pair cover's lemma (given pairs made by
             :func:`dpverify.checking.pair_cover.covering_pairs` only).
+        timeout: seconds one evaluation of the mechanism may take (:class:`Datasets` only): a call
+            that runs longer raises MechanismError naming the dataset and the limit. None (default)
+            is no limit, because the watchdog is a SIGALRM timer: a thread cannot interrupt Python
+            code, a signal reaches only a process's main thread, so the limit applies serially and in
+            ``executor="processes"`` workers and is refused on Dask or outside the main thread
+            (:mod:`dpverify.checking._time_limit`).
 
     Returns:
         A :class:`~dpverify.verdict.results.VerificationResult`: the verdict (HOLDS,
@@ -275,15 +285,16 @@ def verify(
         return verify_datasets(
             checked, **inputs.keywords(), claim=claimed, float_error=float_error, executor=executor, seed=seed,
             progress=progress, max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, profile=grid,
+            timeout=timeout,
         )
     if isinstance(inputs, PublicData):
-        _only("PublicData", cover=cover)
+        _only("PublicData", cover=cover, timeout=timeout)
         return verify_with_public_data(
             checked, public_samples=inputs.samples, public_records=inputs.public_records, **inputs.private.keywords(),
             claim=claimed, float_error=float_error, executor=executor, seed=seed, progress=progress,
             max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, profile=grid,
         )
-    _only("given pairs (InputPairs)", exchangeable_samples=exchangeable_samples)
+    _only("given pairs (InputPairs)", exchangeable_samples=exchangeable_samples, timeout=timeout)
     epsilon_, delta_ = _epsilon_delta(claimed)
     result = verify_pairs(
         checked, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error, executor=executor,

@@ -307,7 +307,7 @@ def _check(args: argparse.Namespace) -> int:
     # with --report, the privacy profile is swept on the rows the verdict was decided on (float64: a picture)
     result = verify(
         mechanism, epsilon=_parse_number(args.epsilon, "epsilon"), delta=_parse_number(args.delta, "delta"),
-        profile=report is not None, **instance,
+        profile=report is not None, timeout=args.timeout, **instance,
     )
     code = _verdict_exit(result.verdict)
     notes = []
@@ -614,6 +614,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="a progress bar with an ETA on stderr (default: when stderr is a terminal)")
     check.add_argument("--executor", choices=("serial", "processes", "dask"), default=None,
                        help="run on this machine's cores (processes) or a Dask LocalCluster (dask); same result")
+    check.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                       help="stop a call of the mechanism that runs longer than SECONDS: exit 3 naming the dataset "
+                            "(default: no limit; serial or --executor processes, not dask or --estimate)")
     check.add_argument("--report", metavar="FILE.html",
                        help="also write the result as one HTML page: the verdict, the witness and the privacy profile "
                             "delta(eps) (measured by a second pass over every pair); checked before the run: exit 2 if "

@@ -69,6 +69,16 @@ def _call(function: Callable[[Any, Shared], Any], task: Any, shared: Any) -> Any
     return function(task, _resolve(shared))
 
 
+def _call_noted(function: Callable[[Any, Shared], Any], task: Any, shared: Any, ledger: str, index: int) -> Any:
+    """:func:`_call` in a process pool's worker, first noting in ``ledger`` (a folder) that this
+    worker (its pid) runs task ``index``: if the worker dies, the driver reads which task it ran
+    (:meth:`dpverify.parallel.executors.Pending.results`, which re-runs it once)."""
+    with contextlib.suppress(OSError):  # the note only names a culprit; the task runs without it
+        with open(os.path.join(ledger, str(index)), "w") as file:
+            file.write(str(os.getpid()))
+    return function(task, _resolve(shared))
+
+
 def _call_mapped(function: Callable[[Any, Shared], Any], task: Any, mapped: _Mapped, objects: dict) -> Any:
     """A Dask task on a cluster sharing this machine's files: the arrays are mapped from ``mapped``'s
     paths (once per worker, as :func:`_call` does), the objects arrive scattered once per phase."""
@@ -158,6 +168,13 @@ class _Files:
                 continue
             paths[name] = _once(self.kept, array, functools.partial(self._save, name, where), fresh, _remove_quietly)
         return _Mapped(paths, shared.objects, frozenset(writable)), fresh
+
+    def ledger(self) -> str:
+        """A fresh empty folder (in memory when there is room) where a phase's tasks note which
+        worker runs them (:func:`_call_noted`); removed with the phase, or when the runner closes."""
+        path = self._new_path("ledger", _memory_folder(0))
+        os.mkdir(path)
+        return path
 
     def output(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A zeroed array that is a file (in memory when there is room) which tasks map writable when

@@ -27,12 +27,15 @@ workers must still be able to import the modules the mechanism uses.
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import contextvars
 import gc
 import importlib
 import os
 import pickle
+import shutil
+import signal
 import tempfile
 import uuid
 import weakref
@@ -40,7 +43,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from dpverify.errors import EnvironmentFailure, InvalidArgument
-from dpverify.parallel._transport import Shared, _call, _call_mapped, _call_scattered, _Files, _Mapped
+from dpverify.parallel import _recovery
+from dpverify.parallel._transport import Shared, _call_mapped, _call_noted, _call_scattered, _Files, _Mapped
 
 __all__ = [
     "EXECUTORS", "Runner", "open_executor", "use_executor", "local_cluster", "check_picklable", "is_dask_client",
@@ -90,17 +94,54 @@ class Runner:
 
     def __init__(
         self, kind: str, workers: int, pool: Any = None, client: Any = None, owned: Any = None, files: _Files | None = None,
-        local: bool = False,
+        local: bool = False, lender: Runner | None = None,
     ) -> None:
         self.kind = kind
         self.workers = max(1, workers)
-        self._pool = pool
+        self._lender = lender  # a lent runner's pool is its lender's, even after a renewal
+        self._own_pool = pool
         self._client = client
         self._owned = owned  # what close() shuts down (None for executors the caller passed in)
         self._files = _Files() if files is None else files  # a lent runner writes into its lender's
         self._owns_files = files is None
         self._local = local  # a Dask cluster whose workers share this machine's files (a LocalCluster's)
         self.ambient = False  # lent by use_executor rather than asked for
+
+    @property
+    def _pool(self) -> Any:
+        return self._lender._pool if self._lender is not None else self._own_pool
+
+    def _renew_pool(self, broken: Any) -> Any:
+        """A working pool in place of ``broken`` (one a worker's death broke): the one already made
+        if another phase renewed it first, a fresh one of the same size if this runner (or its
+        lender) made ``broken``; None for a pool passed in, which is the caller's."""
+        if self._lender is not None:
+            return self._lender._renew_pool(broken)
+        if self._own_pool is not broken:
+            return self._own_pool
+        if self.kind != "processes" or not any(thing is broken for thing in self._owned or ()):
+            return None
+        fresh = _new_pool(self.workers)
+        self._owned = [fresh if thing is broken else thing for thing in self._owned or ()]
+        self._own_pool = fresh
+        broken.shutdown(wait=False, cancel_futures=True)
+        return fresh
+
+    def _submit_noted(self, pool: Any, function: Callable, tasks: Sequence[Any], mapped: _Mapped, ledger: str,
+                      indices: Sequence[int]) -> dict[int, Any]:
+        """Tasks ``indices`` of ``tasks`` queued on ``pool``, each noting its worker in ``ledger``."""
+        futures = {}
+        for index in indices:
+            if pool in _FORK_FROZEN:  # its workers start at this first submit (see _FORK_FROZEN)
+                _FORK_FROZEN.discard(pool)
+                gc.freeze()
+                try:
+                    futures[index] = pool.submit(_call_noted, function, tasks[index], mapped, ledger, index)
+                finally:
+                    gc.unfreeze()
+            else:
+                futures[index] = pool.submit(_call_noted, function, tasks[index], mapped, ledger, index)
+        return futures
 
     @property
     def parallel(self) -> bool:
@@ -178,17 +219,17 @@ class Runner:
             ]
             return Pending(futures=futures, client=self._client, handle=fresh, on_done=on_done)
         mapped, phase_files = self._files.write(shared)
-        if self._pool in _FORK_FROZEN:  # its workers start at this first submit (see _FORK_FROZEN)
-            _FORK_FROZEN.discard(self._pool)
-            gc.freeze()
-            try:
-                futures = [self._pool.submit(_call, function, task, mapped) for task in tasks[:1]]
-            finally:
-                gc.unfreeze()
-            futures += [self._pool.submit(_call, function, task, mapped) for task in tasks[1:]]
-        else:
-            futures = [self._pool.submit(_call, function, task, mapped) for task in tasks]
-        return Pending(futures=futures, paths=phase_files, on_done=on_done)
+        ledger = self._files.ledger()
+        pool = self._pool
+        try:
+            queued = self._submit_noted(pool, function, tasks, mapped, ledger, range(len(tasks)))
+        except concurrent.futures.process.BrokenProcessPool:  # a death since the last phase's results
+            pool = self._renew_pool(pool)
+            if pool is None:
+                raise _recovery.died_unrecoverable(_recovery.exit_codes(self._pool)) from None
+            queued = self._submit_noted(pool, function, tasks, mapped, ledger, range(len(tasks)))
+        retry = _Retry(self, pool, function, tasks, mapped, ledger)
+        return Pending(futures=[queued[i] for i in range(len(tasks))], paths=phase_files, on_done=on_done, retry=retry)
 
     def close(self) -> None:
         """Shut down what this runner created (a pool, a LocalCluster); remove its shared files."""
@@ -237,10 +278,10 @@ class Pending:
 
     def __init__(
         self, *, done: list | None = None, futures: list | None = None, client: Any = None, handle: Any = None,
-        paths: Sequence[str] = (), on_done: Callable[[int], None] | None = None,
+        paths: Sequence[str] = (), on_done: Callable[[int], None] | None = None, retry: _Retry | None = None,
     ) -> None:
         self._done, self._futures, self._client, self._handle = done, futures or [], client, handle
-        self._paths, self._on_done = list(paths), on_done
+        self._paths, self._on_done, self._retry = list(paths), on_done, retry
 
     def results(self) -> list:
         """The tasks' results in task order (a worker's exception is raised here)."""
@@ -285,12 +326,29 @@ class Pending:
                 future.cancel()
 
     def _gather_pool(self) -> list:
-        position = {future: i for i, future in enumerate(self._futures)}
+        """The results in task order. The tasks a dead worker lost (``BrokenProcessPool``) are re-run
+        on a fresh pool: each is a pure function of its inputs, so the results are those of an
+        undisturbed run; a task whose worker dies a second time ends the call (:mod:`._recovery`)."""
         results: list = [None] * len(self._futures)
-        for future in concurrent.futures.as_completed(position):
-            results[position[future]] = future.result()
-            if self._on_done is not None:
-                self._on_done(position[future])
+        pending = dict(enumerate(self._futures))
+        deaths: dict[int, int] = {}  # task -> times its own worker died running it
+        while pending:
+            position = {future: i for i, future in pending.items()}
+            lost = []
+            for future in concurrent.futures.as_completed(position):
+                try:
+                    results[position[future]] = future.result()
+                except concurrent.futures.process.BrokenProcessPool:
+                    lost.append(position[future])
+                    continue
+                if self._on_done is not None:
+                    self._on_done(position[future])
+            pending = {}
+            if lost:
+                if self._retry is None:
+                    raise _recovery.died_unrecoverable({})
+                pending = self._retry.rerun(sorted(lost), deaths)
+                self._futures = list(pending.values())  # what _release cancels if this raises
         return results
 
     def _gather_dask(self) -> list:
@@ -315,7 +373,39 @@ class Pending:
         for path in self._paths:  # workers that still map a file keep it until they drop it
             with contextlib.suppress(OSError):
                 os.remove(path)
+        if self._retry is not None:
+            shutil.rmtree(self._retry.ledger, ignore_errors=True)
         self._futures, self._paths = [], []
+
+
+class _Retry:
+    """How to re-run the lost tasks of one phase submitted to a process pool."""
+
+    def __init__(self, runner: Runner, pool: Any, function: Callable, tasks: Sequence[Any], mapped: _Mapped,
+                 ledger: str) -> None:
+        self.runner, self.pool, self.function, self.tasks, self.mapped, self.ledger = (
+            runner, pool, function, tasks, mapped, ledger)
+
+    def rerun(self, lost: list[int], deaths: dict[int, int]) -> dict[int, Any]:
+        """The ``lost`` tasks queued again on a working pool, by index; ``deaths`` counts each task's
+        deaths (its own worker died running it; every lost task when none can be named). Raises
+        :class:`EnvironmentFailure` for a task that died twice, or on a pool dpverify cannot replace."""
+        codes = _recovery.exit_codes(self.pool)
+        fresh = self.runner._renew_pool(self.pool)
+        if fresh is None:
+            raise _recovery.died_unrecoverable(codes)
+        named = _recovery.culprits(self.ledger, lost, codes)
+        dead = [code for code in codes.values() if code not in (None, 0, -signal.SIGTERM)]
+        for index in named or lost:
+            deaths[index] = deaths.get(index, 0) + 1
+            if deaths[index] >= 2:
+                code = named.get(index, dead[0] if dead else -signal.SIGKILL)
+                raise _recovery.died_twice(index, len(self.tasks), self.function, code)
+        for index in lost:  # a stale note would name a worker of the broken pool
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(self.ledger, str(index)))
+        self.pool = fresh
+        return self.runner._submit_noted(fresh, self.function, self.tasks, self.mapped, self.ledger, lost)
 
 
 _AMBIENT: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("dpverify_executor", default=None)
@@ -369,8 +459,8 @@ def open_executor(executor: Any, *, workers: int | None = None) -> Runner:
         lent.ambient = True
         return lent
     if isinstance(executor, Runner):
-        return Runner(executor.kind, executor.workers, executor._pool, executor._client, files=executor._files,
-                      local=executor._local)  # not owned
+        return Runner(executor.kind, executor.workers, None, executor._client, files=executor._files,
+                      local=executor._local, lender=executor)  # not owned
     if executor is None or executor == "serial":
         return Runner("serial", 1)
     cores = workers or os.cpu_count() or 1
@@ -381,13 +471,7 @@ def open_executor(executor: Any, *, workers: int | None = None) -> Runner:
         _tune_workers(executor, addresses)
         return Runner("dask", max(1, len(addresses)), client=executor, local=_on_this_machine(executor, addresses))
     if executor == "processes":
-        import multiprocessing
-
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
-        pool = concurrent.futures.ProcessPoolExecutor(max_workers=cores, mp_context=context, initializer=_keep_heap)
-        if context.get_start_method() == "fork":
-            _FORK_FROZEN.add(pool)
+        pool = _new_pool(cores)
         return Runner("processes", cores, pool=pool, owned=[pool])
     if executor == "dask":
         cluster = local_cluster(cores)
@@ -415,6 +499,18 @@ def open_executor(executor: Any, *, workers: int | None = None) -> Runner:
         f"executor={executor!r} is not an executor; pass None (serial), 'processes', 'dask', a "
         "dask.distributed.Client or a concurrent.futures.Executor."
     )
+
+
+def _new_pool(workers: int) -> concurrent.futures.ProcessPoolExecutor:
+    """A process pool of ``workers`` workers, forked where the platform can (see :data:`_FORK_FROZEN`)."""
+    import multiprocessing
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_keep_heap)
+    if context.get_start_method() == "fork":
+        _FORK_FROZEN.add(pool)
+    return pool
 
 
 #: glibc's mallopt parameters (malloc.h): M_TRIM_THRESHOLD, M_MMAP_THRESHOLD.

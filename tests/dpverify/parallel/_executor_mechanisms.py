@@ -36,3 +36,48 @@ class ClampedGeometric:
 def count_with_secret(dataset: tuple) -> dict:
     """Leaks whether the first record is 2: violated at any epsilon."""
     return {"first is 2": Fraction(1)} if dataset and dataset[0] == 2 else {"no": Fraction(1)}
+
+
+#: The environment variable naming the marker file of :func:`dies_once_on_ones`: a worker that sees
+#: the dataset (1, 1, 1) and finds no marker writes it and kills itself with SIGKILL, so the first
+#: attempt dies and the re-run (which finds the marker) computes.
+MARKER = "DPVERIFY_TEST_DEATH_MARKER"
+
+
+def _kill_this_worker() -> None:
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def dies_once_on_ones(dataset: tuple) -> dict:
+    """:func:`randomized_response_bits`, whose worker dies (SIGKILL) the first time it meets (1, 1, 1)."""
+    import os
+
+    if dataset == (1, 1, 1) and os.environ.get(MARKER):
+        try:
+            with open(os.environ[MARKER], "x"):
+                pass
+        except FileExistsError:
+            return randomized_response_bits(dataset)
+        _kill_this_worker()
+    return randomized_response_bits(dataset)
+
+
+def always_dies_on_ones(dataset: tuple) -> dict:
+    """:func:`randomized_response_bits`, whose worker dies (SIGKILL) every time it meets (1, 1, 1)."""
+    import multiprocessing
+
+    if dataset == (1, 1, 1) and multiprocessing.parent_process() is not None:  # never the test's own process
+        _kill_this_worker()
+    return randomized_response_bits(dataset)
+
+
+def hangs_on_ones(dataset: tuple) -> dict:
+    """:func:`randomized_response_bits`, which never returns on (1, 1, 1)."""
+    import time
+
+    if dataset == (1, 1, 1):
+        time.sleep(10**6)
+    return randomized_response_bits(dataset)
