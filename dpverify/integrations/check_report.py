@@ -72,7 +72,7 @@ def _profile(result: Any, profile: Sequence[tuple[float, float]] | None) -> str:
     svg = profile_chart(tuple(profile), (float(result.claimed_epsilon), float(result.claimed_delta)), title=title,
                         prefix="profile-")
     note = ("The smallest delta for which the mechanism is (eps, delta)-DP, at each eps: the worst hockey-stick "
-            "divergence over every neighbouring pair, measured in float64 by a second pass (dpverify.analyze). "
+            "divergence over every neighbouring pair, measured in float64 on the rows the verdict was decided on. "
             "The claim holds where its star lies on or above the curve; the verdict above is the certified one.")
     return (f'<h2>Privacy profile</h2>\n<figure class="chart" id="profile"><h3>{title}</h3>\n'
             f"<p>{html.escape(note)}</p>\n{svg}</figure>")

@@ -619,7 +619,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default: no limit; serial or --executor processes, not dask or --estimate)")
     check.add_argument("--report", metavar="FILE.html",
                        help="also write the result as one HTML page: the verdict, the witness and the privacy profile "
-                            "delta(eps) (measured by a second pass over every pair); checked before the run: exit 2 if "
+                            "delta(eps) (swept on the rows the verdict was decided on); checked before the run: exit 2 if "
                             "its directory is missing or cannot be written")
     check.add_argument("--format", choices=("text", "json"), default="text", help=_FORMAT_HELP)
     check.set_defaults(handler=_check)
