@@ -28,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._sampling import Outputs, Summary, _is_number, items_of
+from dpverify.checking._features import fitted_features
+from dpverify.checking._outputs import Outputs, is_number, items_of
+from dpverify.checking._sampling import Summary, summarise
 
-__all__ = ["Interval", "OutcomeSet", "Candidate", "clopper_pearson", "select", "TESTS"]
+__all__ = ["Interval", "OutcomeSet", "Derived", "Candidate", "clopper_pearson", "log_ratio_bound", "select", "TESTS"]
 
 #: How many (pair, event, direction) the test half certifies: the union bound's divisor.
 TESTS = 8
@@ -69,14 +71,14 @@ class Interval:
 
     def _contains(self, item: Any) -> bool:
         if self.coordinate is None:
-            value = item if _is_number(item) else None
-        elif isinstance(item, tuple) and len(item) > self.coordinate and all(_is_number(x) for x in item):
+            value = item if is_number(item) else None
+        elif isinstance(item, tuple) and len(item) > self.coordinate and all(is_number(x) for x in item):
             value = item[self.coordinate]
         else:
             value = None
         return value is not None and self.low < value <= self.high
 
-    def count(self, outputs: Outputs) -> int:
+    def count(self, outputs: Outputs, cache: dict | None = None) -> int:
         """How many of ``outputs`` lie in the event."""
         column = self._column(outputs)
         if column is None:
@@ -84,7 +86,11 @@ class Interval:
         return int(np.count_nonzero((column > self.low) & (column <= self.high)))
 
     def __str__(self) -> str:
-        name = "o" if self.coordinate is None else f"o[{self.coordinate}]"
+        return self.text("o")
+
+    def text(self, output: str) -> str:
+        """The event with the output named ``output`` (``"o"``, or a feature of it)."""
+        name = output if self.coordinate is None else f"{output}[{self.coordinate}]"
         if self.low == -math.inf:
             return f"{name} <= {_shown(self.high)}"
         if self.high == math.inf:
@@ -98,11 +104,11 @@ class OutcomeSet:
 
     outcomes: tuple
 
-    def count(self, outputs: Outputs) -> int:
+    def count(self, outputs: Outputs, cache: dict | None = None) -> int:
         """How many of ``outputs`` lie in the event."""
         members = set(self.outcomes)
         if outputs.kind == "real" and outputs.values is not None:
-            numbers = [o for o in self.outcomes if _is_number(o)]
+            numbers = [o for o in self.outcomes if is_number(o)]
             return int(np.count_nonzero(np.isin(outputs.values, numbers))) if numbers else 0
         if outputs.kind == "vector" and outputs.values is not None:
             rows = np.ascontiguousarray(outputs.values)
@@ -112,12 +118,37 @@ class OutcomeSet:
         return sum(1 for item in items_of(outputs) if item in members)
 
     def __str__(self) -> str:
-        shown = [_shown(o) if _is_number(o) else repr(o) for o in self.outcomes[:8]]
+        return self.text("o")
+
+    def text(self, output: str) -> str:
+        """The event with the output named ``output`` (``"o"``, or a feature of it)."""
+        shown = [_shown(o) if is_number(o) else repr(o) for o in self.outcomes[:8]]
         more = len(self.outcomes) - len(shown)
-        return "o in {" + ", ".join(shown) + (f", ... ({more} more)" if more > 0 else "") + "}"
+        return f"{output} in {{" + ", ".join(shown) + (f", ... ({more} more)" if more > 0 else "") + "}"
 
 
-Event = Interval | OutcomeSet
+@dataclass(frozen=True)
+class Derived:
+    """The outputs ``o`` whose feature ``feature(o)`` lies in ``event`` (an :class:`Interval` or
+    :class:`OutcomeSet` on the feature's values; :mod:`dpverify.checking._features`). A feature is a
+    function of the output alone, fixed before the test draws, so this is an event on ``o``."""
+
+    feature: Any
+    event: Interval | OutcomeSet
+
+    def count(self, outputs: Outputs, cache: dict | None = None) -> int:
+        """How many of ``outputs`` lie in the event (``cache`` keeps each feature's values across events)."""
+        cache = {} if cache is None else cache
+        values = cache.get(self.feature)
+        if values is None:
+            values = cache[self.feature] = self.feature(outputs)
+        return self.event.count(values)
+
+    def __str__(self) -> str:
+        return self.event.text(self.feature.name)
+
+
+Event = Interval | OutcomeSet | Derived
 
 
 def clopper_pearson(count: Any, size: Any, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -140,38 +171,41 @@ def log_ratio_bound(p_lower: Any, q_upper: Any, delta: float) -> np.ndarray:
     return np.where(p_lower > delta, value, -np.inf)
 
 
-def _wilson(count: np.ndarray, size: int, z: float) -> tuple[np.ndarray, np.ndarray]:
-    p = count / size
+def _wilson(p: np.ndarray, size: int, z: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wilson score bounds on a proportion seen as frequency ``p`` on ``size`` draws."""
     shift = z * z / (2 * size)
     half = z * np.sqrt(p * (1 - p) / size + z * z / (4 * size * size))
     scale = 1 + z * z / size
     return (p + shift - half) / scale, (p + shift + half) / scale
 
 
-def _score(a: np.ndarray, n_a: int, b: np.ndarray, n_b: int, delta: float, z: float) -> np.ndarray:
-    """The selection score of events with counts ``a`` of ``n_a`` (P side) and ``b`` of ``n_b``."""
-    lower, _ = _wilson(a.astype(np.float64), n_a, z)
-    _, upper = _wilson(b.astype(np.float64), n_b, z)
-    return log_ratio_bound(lower, upper, delta)
-
-
 @dataclass(frozen=True)
 class Candidate:
-    """An event chosen on the selection half for pair ``pair``: likelier under dataset ``first``
-    (the P side) than under ``second``."""
+    """An event chosen on the selection draws for pair ``pair``: likelier under dataset ``first``
+    (the P side) than under ``second``; ``kind`` says how it was ranked (``"ratio"``: by its bound
+    on epsilon; ``"margin"``: by its bound on ``P(S) - e^eps Q(S)``, the delta it refutes)."""
 
     score: float
     event: Event
     pair: int
     first: int
     second: int
+    kind: str = "ratio"
 
 
 class _Family:
-    """Events with their counts on the two datasets of a pair (``make(k)`` builds event ``k``)."""
+    """Events with their counts on the two datasets of a pair (``make(k)`` builds event ``k``), of
+    ``n_a`` and ``n_b`` draws."""
 
-    def __init__(self, a: np.ndarray, b: np.ndarray, make: Any, forward: bool | None = None) -> None:
+    def __init__(self, a: np.ndarray, b: np.ndarray, make: Any, n_a: int, n_b: int,
+                 forward: bool | None = None) -> None:
         self.a, self.b, self.make, self.forward = a, b, make, forward
+        self.n_a, self.n_b = n_a, n_b
+
+    def derived(self, feature: Any) -> _Family:
+        """The same counts, each event read on ``feature``'s values."""
+        make = self.make
+        return _Family(self.a, self.b, lambda k: Derived(feature, make(k)), self.n_a, self.n_b, self.forward)
 
 
 def _quantiles(ordered: np.ndarray, levels: np.ndarray) -> np.ndarray:
@@ -191,7 +225,7 @@ def _intervals(first: np.ndarray, second: np.ndarray, levels: np.ndarray, coordi
     def make(k: int) -> Interval:
         return Interval(float(edges[low[k]]), float(edges[high[k]]), coordinate)
 
-    return _Family(below_a[high] - below_a[low], below_b[high] - below_b[low], make)
+    return _Family(below_a[high] - below_a[low], below_b[high] - below_b[low], make, first.size, second.size)
 
 
 def _outcomes(p_counts: dict, n_p: int, q_counts: dict, n_q: int, forward: bool) -> _Family:
@@ -211,10 +245,12 @@ def _outcomes(p_counts: dict, n_p: int, q_counts: dict, n_q: int, forward: bool)
     cumulative_p, cumulative_q = np.cumsum(a[order])[:unions], np.cumsum(b[order])[:unions]
     on_p, on_q = np.concatenate([a, cumulative_p]), np.concatenate([b, cumulative_q])
     # a family's counts are on the pair's first dataset (a) and second (b), whichever side is P
-    return _Family(on_p, on_q, make, forward) if forward else _Family(on_q, on_p, make, forward)
+    if forward:
+        return _Family(on_p, on_q, make, n_p, n_q, forward)
+    return _Family(on_q, on_p, make, n_q, n_p, forward)
 
 
-def _families(first: Summary, second: Summary) -> list[_Family]:
+def _plain_families(first: Summary, second: Summary) -> list[_Family]:
     families = []
     if first.kind == second.kind == "real" and first.sorted is not None and second.sorted is not None:
         families.append(_intervals(first.sorted, second.sorted, REAL_LEVELS, None))
@@ -230,16 +266,48 @@ def _families(first: Summary, second: Summary) -> list[_Family]:
     return families
 
 
-def _best(pair: int, i: int, j: int, first: Summary, second: Summary, delta: float, level: float,
-          keep: int) -> tuple[list[Candidate], int]:
-    """The ``keep`` best events of each direction of one pair, and how many events were scored.
+def _families(first: Summary, second: Summary) -> list[_Family]:
+    """Every event family of a pair: on the outputs, on each fixed feature, on each feature fitted
+    on the pair's kept draws (:mod:`dpverify.checking._features`)."""
+    families = _plain_families(first, second)
+    for feature, summary in first.derived.items():
+        if feature in second.derived:
+            families.extend(f.derived(feature) for f in _plain_families(summary, second.derived[feature]))
+    if first.sample is not None and second.sample is not None and first.kind == second.kind:
+        for feature in fitted_features(first.sample, second.sample):
+            on_first = summarise(feature(first.sample), with_features=False)
+            on_second = summarise(feature(second.sample), with_features=False)
+            families.extend(f.derived(feature) for f in _plain_families(on_first, on_second))
+    return families
 
-    An event's score is its bound at ``level / K`` (``K`` events scored in the direction): a bound
-    holding for all of them at once on the selection half. At ``level`` alone, the best of thousands
-    of scores is often a small event whose frequency came out high by chance (the winner's curse:
-    on noisy max returning its value, a narrow interval instead of the lower tail, whose bound on
-    the test half is larger)."""
-    from scipy.stats import norm
+
+def _ranked(values: np.ndarray, where: list[tuple[int, int]], families: list[_Family], keep: int, pair: int,
+            first: int, second: int, kind: str) -> list[Candidate]:
+    found: list[Candidate] = []
+    seen: set[tuple[int, int, int, int]] = set()  # events alike on the selection draws count once
+    for index in np.argsort(-values, kind="stable").tolist():
+        if len(found) == keep or not np.isfinite(values[index]):
+            break
+        number, k = where[index]
+        family = families[number]
+        counts = (int(family.a[k]), family.n_a, int(family.b[k]), family.n_b)
+        if counts in seen:
+            continue
+        seen.add(counts)
+        found.append(Candidate(float(values[index]), family.make(k), pair, first, second, kind))
+    return found
+
+
+def _best(pair: int, i: int, j: int, first: Summary, second: Summary, plan: _Plan) -> tuple[list[Candidate], int]:
+    """The best events of each direction of one pair (``plan.keep`` by their bound on epsilon,
+    ``plan.keep_margin`` by their bound on the refuted delta), and how many events were scored.
+
+    An event's score is its bound at ``plan.level / K`` (``K`` events scored in the direction), as if
+    its frequencies had been seen on ``plan.size`` draws (the test's size): a bound holding for all of
+    them at once. At ``plan.level`` alone, the best of thousands of scores is often a small event whose
+    frequency came out high by chance (the winner's curse: on noisy max returning its value, a narrow
+    interval instead of the lower tail, whose bound on the test half is larger)."""
+    from scipy.special import ndtri  # scipy.stats takes 1.5 s to import; ndtri(1 - x) is its norm.isf(x)
 
     chosen: list[Candidate] = []
     scored = 0
@@ -247,52 +315,72 @@ def _best(pair: int, i: int, j: int, first: Summary, second: Summary, delta: flo
     for forward in (True, False):
         parts: list[tuple[np.ndarray, int, np.ndarray, int]] = []
         where: list[tuple[int, int]] = []
-        for number, family in enumerate(families):
+        usable: list[_Family] = []
+        for family in families:
             if family.forward is not None and family.forward != forward:
                 continue
-            parts.append((family.a, first.size, family.b, second.size) if forward else (
-                family.b, second.size, family.a, first.size))
+            number = len(usable)
+            usable.append(family)
+            parts.append((family.a, family.n_a, family.b, family.n_b) if forward else (
+                family.b, family.n_b, family.a, family.n_a))
             where.extend((number, k) for k in range(family.a.size))
         if not where:
             continue
-        z = float(norm.isf(level / len(where)))
-        values = np.concatenate([_score(a, n_a, b, n_b, delta, z) for a, n_a, b, n_b in parts])
-        scored += values.size
-        found: list[Candidate] = []
-        seen: set[tuple[int, int]] = set()  # (a, b): events alike on the selection half count once
-        for index in np.argsort(-values, kind="stable").tolist():
-            if len(found) == keep or not np.isfinite(values[index]):
-                break
-            number, k = where[index]
-            counts = (int(families[number].a[k]), int(families[number].b[k]))
-            if counts in seen:
-                continue
-            seen.add(counts)
-            found.append(Candidate(float(values[index]), families[number].make(k), pair, i if forward else j,
-                                   j if forward else i))
-        chosen.extend(found)
+        z = float(-ndtri(plan.level / len(where)))
+        p_lower = np.concatenate([_wilson(a / n_a, plan.size, z)[0] for a, n_a, _, _ in parts])
+        q_upper = np.concatenate([_wilson(b / n_b, plan.size, z)[1] for _, _, b, n_b in parts])
+        scored += p_lower.size
+        first_index, second_index = (i, j) if forward else (j, i)
+        ratio = log_ratio_bound(p_lower, q_upper, plan.delta)
+        chosen.extend(_ranked(ratio, where, usable, plan.keep, pair, first_index, second_index, "ratio"))
+        if plan.keep_margin:
+            margin = np.where(p_lower > 0, p_lower - plan.exp_epsilon * q_upper, -np.inf)
+            chosen.extend(_ranked(margin, where, usable, plan.keep_margin, pair, first_index, second_index, "margin"))
     return chosen, scored
 
 
-def select(pairs: list[tuple[int, int]], summaries: list[Summary], delta: float, confidence: float,
-           tests: int = TESTS) -> tuple[list[Candidate], int]:
-    """The events the test half certifies (at most ``tests``, best first) and how many were scored.
+@dataclass(frozen=True)
+class _Plan:
+    """What selection aims at: the claim, the test's size and level, how many events to keep."""
 
-    Each pair's best events in each direction (``ceil(tests / (2 pairs))``, at least one; events
-    with the same counts on the selection half count once) compete; the ``tests`` best overall with
-    a positive score are kept (the best one alone when none has). Scores start from the level the test will use, ``(1 -
-    confidence) / (2 tests)`` per one-sided interval (see :func:`_best`).
+    delta: float
+    exp_epsilon: float
+    size: int
+    level: float
+    keep: int
+    keep_margin: int
+
+
+def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: float, delta: float, level: float,
+           size: int, tests: int = TESTS) -> tuple[list[Candidate], int]:
+    """The events the test certifies (at most ``tests``, best first) and how many were scored.
+
+    ``level`` is the test's error per one-sided interval and ``size`` its draws per dataset. Of the
+    ``tests``, a quarter (a half when ``delta > 0``) are ranked by the delta they refute at the claimed
+    ``epsilon`` (``P(S) - e^eps Q(S)``, the hockey-stick divergence: the events that refute an
+    ``(eps, delta)`` claim), the rest by their bound on epsilon at ``delta``. Each pair contributes
+    its best events in each direction (``ceil(k / (2 pairs))`` of each ranking, at least one); events
+    with the same counts count once; an event chosen by both rankings is tested once. Events with a
+    positive score are kept (the best one alone of a ranking when none has).
     """
-    level = (1 - confidence) / (2 * tests)
-    keep = max(1, -(-tests // (2 * len(pairs))))
+    margin_tests = tests // 2 if delta > 0 else tests // 4
+    ratio_tests = tests - margin_tests
+    plan = _Plan(delta, math.exp(epsilon), size, level, max(1, -(-ratio_tests // (2 * len(pairs)))),
+                 max(1, -(-margin_tests // (2 * len(pairs)))) if margin_tests else 0)
     pool: list[Candidate] = []
     scored = 0
     for number, (i, j) in enumerate(pairs):
-        found, count = _best(number, i, j, summaries[i], summaries[j], delta, level, keep)
+        found, count = _best(number, i, j, summaries[i], summaries[j], plan)
         pool.extend(found)
         scored += count
-    ordered = sorted(pool, key=lambda c: -c.score)  # stable: ties keep pair order
-    # an event with no positive bound on the selection half is unlikely to give one on the test
-    # half, and would widen every other interval: only the best is tested when no event has one
-    positive = [c for c in ordered if c.score > 0]
-    return (positive or ordered[:1])[:tests], scored
+    chosen: list[Candidate] = []
+    for kind, limit in (("ratio", ratio_tests), ("margin", margin_tests)):
+        ordered = sorted((c for c in pool if c.kind == kind), key=lambda c: -c.score)  # stable: pair order on ties
+        # an event with no positive bound on the selection draws is unlikely to give one on the test
+        # draws, and would widen every other interval: only the best is tested when no event has one
+        positive = [c for c in ordered if c.score > 0]
+        chosen.extend((positive or ordered[:1])[:limit])
+    unique: dict[tuple[int, int, Any], Candidate] = {}
+    for candidate in chosen:
+        unique.setdefault((candidate.first, candidate.second, candidate.event), candidate)
+    return list(unique.values()), scored

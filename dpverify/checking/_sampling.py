@@ -20,19 +20,21 @@ its dataset and the seed of its ``rng``.
 from __future__ import annotations
 
 import inspect
+import time
 from collections import Counter
-from dataclasses import dataclass
-from numbers import Real
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from dpverify.checking._features import fitted_features_apply, fixed_features
+from dpverify.checking._outputs import Outputs, is_number, items_of
 from dpverify.errors import MechanismError, NondeterministicMechanism
 from dpverify.finite._global_random import run_unchanged
 from dpverify.parallel.executors import Shared
 
-__all__ = ["BATCH", "DISCRETE_CAP", "PROBE", "Outputs", "Summary", "accepts_size", "draw", "summarise",
-           "draw_summary", "count_events", "check_repeatable"]
+__all__ = ["BATCH", "DISCRETE_CAP", "FIT_SAMPLE", "PROBE", "Outputs", "Summary", "accepts_size", "draw",
+           "summarise", "draw_round", "check_repeatable"]
 
 #: Outputs asked of a batched sampler per call (``size=``): bounds its memory, fixes the streams.
 BATCH = 1 << 16
@@ -41,6 +43,8 @@ BATCH = 1 << 16
 #: continuous output's values never repeat: outcome events chosen on them never recur in the
 #: test half, and bounded nothing at 2,000 samples).
 DISCRETE_CAP = 1000
+#: Outputs of each dataset kept for features fitted on a pair's selection draws.
+FIT_SAMPLE = 50_000
 #: Outputs drawn in each of the two runs of :func:`check_repeatable` (at most half the samples).
 PROBE = 1000
 
@@ -58,25 +62,6 @@ def accepts_size(sampler: Any) -> bool:
         return False
     found = parameters.get("size")
     return found is not None and found.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
-
-@dataclass
-class Outputs:
-    """``count`` outputs of one kind: ``values`` (float64, ``(count,)`` real or ``(count, d)``
-    vector) or ``items`` (a list of hashable discrete outputs)."""
-
-    kind: str
-    values: np.ndarray | None = None
-    items: list | None = None
-
-    def __len__(self) -> int:
-        if self.values is not None:
-            return int(self.values.shape[0])
-        return len(self.items or ())
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (Real, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 
 def _hashable(value: Any, dataset: tuple) -> Any:
@@ -131,12 +116,12 @@ def parse(raw: Any, count: int, dataset: tuple, *, batched: bool) -> Outputs:
             f"{call} returned {len(items)} outputs on dataset {dataset!r}; it must return exactly {count}.",
             dataset=dataset,
         )
-    if items and all(_is_number(v) for v in items):
+    if items and all(is_number(v) for v in items):
         return _numeric(np.array(items, dtype=np.float64), dataset)
     if items and all(isinstance(v, (tuple, list, np.ndarray)) for v in items):
         rows = [np.ravel(np.asarray(v, dtype=object)) if not isinstance(v, np.ndarray) else np.ravel(v) for v in items]
         width = len(rows[0])
-        if width and all(len(r) == width and all(_is_number(x) for x in r.tolist()) for r in rows):
+        if width and all(len(r) == width and all(is_number(x) for x in r.tolist()) for r in rows):
             return _numeric(np.array([r.tolist() for r in rows], dtype=np.float64), dataset)
     return Outputs("discrete", items=[_hashable(v, dataset) for v in items])
 
@@ -150,16 +135,6 @@ def _merge(parts: list[Outputs]) -> Outputs:
     if kinds == {"real"} or (kinds == {"vector"} and len(widths) == 1):
         return Outputs(parts[0].kind, values=np.concatenate([p.values for p in parts if p.values is not None]))
     return Outputs("discrete", items=[item for p in parts for item in items_of(p)])
-
-
-def items_of(outputs: Outputs) -> list:
-    """The outputs as hashable Python values (floats, tuples of floats, labels)."""
-    if outputs.items is not None:
-        return outputs.items
-    assert outputs.values is not None
-    if outputs.kind == "real":
-        return outputs.values.tolist()
-    return [tuple(row) for row in outputs.values.tolist()]
 
 
 def draw(sampler: Any, dataset: tuple, rng: np.random.Generator, count: int, batched: bool) -> Outputs:
@@ -184,7 +159,7 @@ def draw(sampler: Any, dataset: tuple, rng: np.random.Generator, count: int, bat
 
 @dataclass
 class Summary:
-    """What selection reads of one dataset's selection half.
+    """What selection reads of one dataset's draws (a selection half, or the pooled draws of earlier rounds).
 
     Attributes:
         kind: the outputs' kind (``"real"``, ``"vector"``, ``"discrete"``).
@@ -192,12 +167,55 @@ class Summary:
         sorted: real: the values sorted; vector: ``(d, size)``, each coordinate sorted; else None.
         counts: output -> how many times it was drawn, for discrete outputs and for numeric ones
             with at most :data:`DISCRETE_CAP` distinct values; else None.
+        derived: feature -> the :class:`Summary` of the feature's values on the same draws (the
+            fixed features of :mod:`dpverify.checking._features`).
+        sample: the first :data:`FIT_SAMPLE` outputs themselves, for features fitted on a pair's
+            draws (None when no fitted feature applies to this kind).
     """
 
     kind: str
     size: int
     sorted: np.ndarray | None
     counts: dict | None
+    derived: dict = field(default_factory=dict)
+    sample: Outputs | None = None
+
+    def merged(self, other: Summary) -> Summary:
+        """The summary of both draws pooled (selection of a later round reads every earlier draw).
+        Draws of another kind than this one's replace it (a sampler whose outputs change kind
+        keeps the newer draws only: selection may read any draws, its choice is tested afresh)."""
+        if other.kind != self.kind or not _same_width(self.sorted, other.sorted):
+            return other
+        size = self.size + other.size
+        ordered = None
+        if self.sorted is not None and other.sorted is not None:
+            ordered = np.sort(np.concatenate([self.sorted, other.sorted], axis=-1), axis=-1)
+        counts = None
+        if self.counts is not None and other.counts is not None:
+            pooled = Counter(self.counts)
+            pooled.update(other.counts)
+            counts = dict(pooled) if self.kind == "discrete" or _repeats(len(pooled), size) else None
+        derived = {key: value.merged(other.derived[key]) for key, value in self.derived.items() if key in other.derived}
+        sample = self.sample
+        if sample is not None and other.sample is not None and len(sample) < FIT_SAMPLE:
+            sample = _merge([sample, other.sample])
+            sample = _head(sample, FIT_SAMPLE)
+        return Summary(self.kind, size, ordered, counts, derived, sample)
+
+
+def _same_width(first: np.ndarray | None, second: np.ndarray | None) -> bool:
+    if first is None or second is None:
+        return first is None and second is None
+    return first.ndim == second.ndim and first.shape[:-1] == second.shape[:-1]
+
+
+def _head(outputs: Outputs, count: int) -> Outputs:
+    """The first ``count`` of ``outputs``."""
+    if len(outputs) <= count:
+        return outputs
+    if outputs.values is not None:
+        return Outputs(outputs.kind, values=outputs.values[:count])
+    return Outputs(outputs.kind, items=(outputs.items or [])[:count])
 
 
 def _row_counts(values: np.ndarray) -> dict | None:
@@ -214,8 +232,7 @@ def _row_counts(values: np.ndarray) -> dict | None:
     return found
 
 
-def summarise(outputs: Outputs) -> Summary:
-    """A selection half as :class:`Summary`."""
+def _plain(outputs: Outputs) -> Summary:
     if outputs.kind == "discrete":
         return Summary("discrete", len(outputs), None, dict(Counter(items_of(outputs))))
     assert outputs.values is not None
@@ -227,19 +244,36 @@ def summarise(outputs: Outputs) -> Summary:
     return Summary("vector", len(outputs), np.sort(outputs.values.T, axis=1), _row_counts(outputs.values))
 
 
-def draw_summary(task: tuple, shared: Shared) -> Summary:
-    """Executor task: the selection half of one dataset (``task = (dataset, seed)``)."""
-    dataset, seed = task
-    outputs = draw(shared["sampler"], dataset, np.random.default_rng(seed), shared["count"], shared["batched"])
-    return summarise(outputs)
+def _width(outputs: Outputs) -> int | None:
+    return int(outputs.values.shape[1]) if outputs.kind == "vector" and outputs.values is not None else None
 
 
-def count_events(task: tuple, shared: Shared) -> list[int]:
-    """Executor task: the test half of one dataset (``task = (dataset, seed, events)``), drawn
-    afresh from its own seed, and how many of its outputs fall in each event."""
-    dataset, seed, events = task
-    outputs = draw(shared["sampler"], dataset, np.random.default_rng(seed), shared["count"], shared["batched"])
-    return [event.count(outputs) for event in events]
+def summarise(outputs: Outputs, *, with_features: bool = True) -> Summary:
+    """Draws as a :class:`Summary`: the outputs, and each fixed feature's values on them."""
+    summary = _plain(outputs)
+    if not with_features:
+        return summary
+    for feature in fixed_features(outputs.kind, _width(outputs)):
+        summary.derived[feature] = _plain(feature(outputs))
+    if fitted_features_apply(outputs.kind):
+        summary.sample = _head(outputs, FIT_SAMPLE)
+    return summary
+
+
+def draw_round(task: tuple, shared: Shared) -> tuple[list[int], Summary | None, float]:
+    """Executor task: one round's draws on one dataset (``task = (dataset, seed, count, events,
+    keep)``): ``count`` outputs from a Generator of ``seed``, how many fall in each of ``events``, the
+    summary of the first ``keep`` of them (for the next round's selection; None when ``keep`` is 0),
+    and the share of the task's time spent summarising (the schedule plans rounds without it)."""
+    dataset, seed, count, events, keep = task
+    began = time.perf_counter()
+    outputs = draw(shared["sampler"], dataset, np.random.default_rng(seed), count, shared["batched"])
+    cache: dict = {}
+    found = [event.count(outputs, cache) for event in events]
+    counted = time.perf_counter()
+    summary = summarise(_head(outputs, keep)) if keep else None
+    ended = time.perf_counter()
+    return found, summary, (ended - counted) / max(ended - began, 1e-9)
 
 
 def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batched: bool) -> None:

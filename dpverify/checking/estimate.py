@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.checking._events import TESTS, Candidate, clopper_pearson, log_ratio_bound, select
-from dpverify.checking._sampling import PROBE, accepts_size, check_repeatable, count_events, draw_summary
+from dpverify.checking._sampling import PROBE, accepts_size, check_repeatable, draw_round
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, relation
@@ -52,10 +52,21 @@ from dpverify.validation import check_callable, check_integer, check_number, cla
 from dpverify.verdict.assumptions import new_seed
 from dpverify.verdict.engine import Verdict
 from dpverify.verdict.privacy_loss import check_delta, check_epsilon
-from dpverify.verdict.results import EstimateResult, SampledEvent
+from dpverify.verdict.results import EstimateResult, EstimateRound, SampledEvent
 
-__all__ = ["estimate_sampler", "EstimateResult", "SampledEvent", "MIN_SAMPLES", "MAX_DATASETS", "MAX_PAIRS"]
+__all__ = ["estimate_sampler", "EstimateResult", "SampledEvent", "MIN_SAMPLES", "MAX_DATASETS", "MAX_PAIRS",
+           "TIME_BUDGET", "Schedule"]
 
+#: Seconds a run may take when neither ``samples`` nor ``time_budget`` is given.
+TIME_BUDGET = 10.0
+#: Draws per dataset of the first selection draw of a run under a time budget.
+FIRST_DRAWS = 10_000
+#: The most draws per dataset kept (summarised) for selection across rounds.
+POOL = 1_000_000
+#: The share of the time left a last round is planned to take (the rest absorbs a slower machine).
+SAFETY = 0.8
+#: Seconds of the budget kept back for the last selection and the result.
+RESERVE = 0.25
 #: The fewest samples per dataset accepted (half of them choose events, half test them).
 MIN_SAMPLES = 1000
 #: The most datasets a ``records``/``n`` enumeration may have (each is sampled ``samples`` times).
@@ -73,7 +84,8 @@ def estimate_sampler(
     neighbors: str | NeighborRelation | None = None,
     epsilon: RealNumber,
     delta: RealNumber = 0,
-    samples: int = 100_000,
+    samples: int | None = None,
+    time_budget: float | None = None,
     confidence: float = 0.95,
     random_state: int | None = None,
     executor: ExecutorSpec = None,
@@ -92,16 +104,21 @@ def estimate_sampler(
         neighbors: the relation for ``records``/``n`` (default ``"substitute"``); with ``pairs``,
             when given, every pair must be a neighbour pair under it.
         epsilon, delta: the claim; ``delta`` in [0, 1).
-        samples: draws per dataset (at least :data:`MIN_SAMPLES`); half choose events, half test.
+        samples: alone, draws per dataset in one round (at least :data:`MIN_SAMPLES`; half choose
+            events, half test them). With ``time_budget``, the most draws per dataset.
+        time_budget: seconds the run may take (default :data:`TIME_BUDGET` when ``samples`` is not
+            given): rounds of growing size until the budget is spent (module docstring).
         confidence: in (0, 1): every bound of the run holds at once with at least this probability.
         random_state: the seed (an integer >= 0); None draws a fresh one, reported as ``seed``.
         executor: where datasets are sampled (:mod:`dpverify.parallel.executors`: None, ``"processes"``,
-            ``"dask"``, a Dask client or an Executor); the result is the same on each. A process pool
-            needs a picklable sampler (a module-level function or class instance).
+            ``"dask"``, a Dask client or an Executor); the result is the same on each for a given
+            schedule (with a time budget the number of rounds depends on the machine's speed). A
+            process pool needs a picklable sampler (a module-level function or class instance).
 
     Returns:
-        An :class:`EstimateResult`: VIOLATED when the lower bound exceeds ``epsilon``, else
-        UNDECIDED (no violation found at this sample size); never HOLDS.
+        An :class:`EstimateResult`: VIOLATED when the lower bound exceeds ``epsilon`` (equivalently,
+        the lower bound on delta at ``epsilon`` exceeds ``delta``), else UNDECIDED (no violation found);
+        never HOLDS.
 
     Raises:
         InvalidArgument: bad input (checked before any sampling).
@@ -116,40 +133,159 @@ def estimate_sampler(
     check_delta(delta)
     if exact_number("delta", delta) >= 1:
         raise InvalidArgument(f"delta must be in [0, 1), got delta={delta!r}; delta = 1 claims nothing.")
-    check_integer("samples", samples, at_least=MIN_SAMPLES,
-                  fix="samples is the number of draws per dataset; the default is 100_000")
+    if samples is not None:
+        check_integer("samples", samples, at_least=MIN_SAMPLES,
+                      fix="samples is the number of draws per dataset; or pass time_budget=SECONDS instead")
+    if time_budget is not None:
+        check_number("time_budget", time_budget, above=0, fix="time_budget is in seconds, e.g. time_budget=10")
     _check_confidence(confidence)
     if random_state is not None:
         check_integer("random_state", random_state, at_least=0, fix="pass a seed such as random_state=0, or None")
     inputs = _inputs(pairs, records, n, neighbors)
     seed = new_seed(random_state)
     batched = accepts_size(sampler)
-    claimed_epsilon = float(claim_number("epsilon", epsilon))
-    claimed_delta = float(claim_number("delta", delta))
+    claim = (float(claim_number("epsilon", epsilon)), float(claim_number("delta", delta)))
     datasets = list(inputs.datasets)
-    streams = [child.spawn(2) for child in np.random.SeedSequence(seed).spawn(len(datasets))]
-    chosen_n, test_n = samples // 2, samples - samples // 2
+    children = np.random.SeedSequence(seed).spawn(len(datasets))
+    first_streams = [child.spawn(2) for child in children]
+    schedule = Schedule(samples, time_budget, started, 1 - confidence)
     # two runs of PROBE samples on the first dataset, both from its selection stream (1-2% of a run)
-    check_repeatable(sampler, datasets[0], streams[0][0], min(PROBE, chosen_n), batched)
+    check_repeatable(sampler, datasets[0], first_streams[0][0], min(PROBE, schedule.first_draws), batched)
     index_pairs = list(zip(inputs.left.tolist(), inputs.right.tolist()))
+    rounds: list[EstimateRound] = []
+    tested: list[SampledEvent] = []
+    scored = 0
     with open_executor(executor) as opened:
         runner = check_picklable("sampler", sampler, opened)
-        objects = {"sampler": sampler, "batched": batched}
-        summaries = runner.map(draw_summary, [(d, s[0]) for d, s in zip(datasets, streams)],
-                               Shared(objects={**objects, "count": chosen_n}))
-        chosen, scored = select(index_pairs, summaries, claimed_delta, confidence, TESTS)
-        events: dict[int, list] = {}
-        for candidate in chosen:
-            for side in (candidate.first, candidate.second):
-                if candidate.event not in events.setdefault(side, []):
-                    events[side].append(candidate.event)
-        order = sorted(events)
-        counted = runner.map(count_events, [(datasets[i], streams[i][1], events[i]) for i in order],
-                             Shared(objects={**objects, "count": test_n}))
-    counts = {i: dict(zip(events[i], found)) for i, found in zip(order, counted)}
-    tested = _certify(chosen, counts, datasets, test_n, claimed_delta, confidence)
-    return _result(tested, epsilon, delta, claimed_epsilon, samples, confidence, seed, started, inputs,
-                   batched, scored)
+        shared = Shared(objects={"sampler": sampler, "batched": batched})
+        draws = schedule.first_draws
+        began = time.perf_counter()
+        found = runner.map(draw_round, [(d, s[0], draws, [], draws) for d, s in zip(datasets, first_streams)], shared)
+        summaries = [summary for _, summary, _ in found]
+        schedule.record(draws, time.perf_counter() - began, _summarising(found))
+        number = 1
+        while (step := schedule.next_round(number)) is not None:
+            size, level, keep = step
+            began = time.perf_counter()
+            chosen, count = select(index_pairs, summaries, epsilon=claim[0], delta=claim[1],
+                                   level=level / (2 * TESTS), size=size)
+            scored += count
+            chose = time.perf_counter()
+            events: list[list] = [[] for _ in datasets]
+            for candidate in chosen:
+                for side in (candidate.first, candidate.second):
+                    if candidate.event not in events[side]:
+                        events[side].append(candidate.event)
+            streams = [s[1] for s in first_streams] if number == 1 else [c.spawn(1)[0] for c in children]
+            found = runner.map(draw_round, [(d, streams[i], size, events[i], keep) for i, d in enumerate(datasets)],
+                               shared)
+            drew = time.perf_counter()
+            counts = [dict(zip(events[i], counted)) for i, (counted, _, _) in enumerate(found)]
+            if keep:
+                summaries = [old.merged(new) for old, (_, new, _) in zip(summaries, found)]
+            certified = _certify(chosen, counts, datasets, size, claim, level / (2 * max(len(chosen), 1)))
+            tested.extend(certified)
+            seconds = time.perf_counter() - began
+            schedule.record(size, drew - chose, _summarising(found), chose - began)
+            best = max((t.epsilon_lower_bound for t in certified), default=-math.inf)
+            rounds.append(EstimateRound(schedule.drawn - size, size, len(certified), level, max(best, 0.0), seconds))
+            number += 1
+    return _result(tested, rounds, epsilon, delta, claim, schedule, confidence, seed, started, inputs, batched, scored)
+
+
+def _summarising(found: list) -> float:
+    """The share of a round's task time spent summarising draws (the mean over its tasks)."""
+    return sum(share for _, _, share in found) / max(len(found), 1)
+
+
+class Schedule:
+    """How many draws each round makes and the confidence it spends (the module docstring).
+
+    With ``samples`` alone: one selection draw of ``samples // 2`` and one test round of the rest,
+    spending all of ``alpha = 1 - confidence``. With a time budget: a selection draw of
+    :data:`FIRST_DRAWS`, then test rounds, each twice the draws of everything before it, until the
+    next one would not fit in the budget: that one is the last, sized to fill what is left. Test
+    round ``r`` (from 1) spends ``alpha / 2^(r+2)`` unless it is the last, which spends what is left of
+    ``alpha`` (at least ``3/4`` of it): the levels are fixed before each round draws, and sum to at
+    most ``alpha`` on every run.
+    """
+
+    def __init__(self, samples: int | None, time_budget: float | None, started: float, alpha: float) -> None:
+        self.adaptive = time_budget is not None or samples is None
+        self.cap = samples
+        self.budget = (TIME_BUDGET if time_budget is None else float(time_budget)) if self.adaptive else None
+        self.deadline = started + self.budget if self.budget is not None else math.inf
+        self.alpha = alpha
+        self.spent = 0.0
+        self.drawn = 0
+        self.history: list[tuple[int, float]] = []  # (draws per dataset, seconds drawing) of each round
+        self.keeping = 1.0  # how much longer a round takes when it summarises its draws
+        self.selecting = 0.0  # seconds of the last selection
+        self.done = False
+        if self.adaptive:
+            self.first_draws = FIRST_DRAWS if samples is None else max(min(FIRST_DRAWS, samples // 4), MIN_SAMPLES // 2)
+        else:
+            assert samples is not None
+            self.first_draws = samples // 2
+
+    def record(self, draws: int, seconds: float, summarising: float, selecting: float = 0.0) -> None:
+        """A round of ``draws`` per dataset took ``seconds`` on the executor (a share ``summarising``
+        of it summarising draws for later selection) after ``selecting`` seconds of selection."""
+        self.drawn += draws
+        self.history.append((draws, max(seconds * (1 - summarising), 1e-6)))
+        self.keeping = 1 / max(1 - summarising, 0.05)
+        self.selecting = selecting
+
+    def _seconds(self, draws: int, *, keep: bool) -> float:
+        """The predicted seconds of a round of ``draws`` per dataset: selection as long as the last
+        one's, and drawing on a line through the last two rounds (a fixed cost -- the executor's
+        dispatch -- and a cost per draw; the last round's rate alone when that line does not rise),
+        times the last round's factor for summarising when the round keeps its draws."""
+        last_draws, last_seconds = self.history[-1]
+        drawing = last_seconds * draws / last_draws
+        if len(self.history) >= 2:
+            before_draws, before_seconds = self.history[-2]
+            if last_draws > before_draws and last_seconds > before_seconds:
+                per_draw = (last_seconds - before_seconds) / (last_draws - before_draws)
+                drawing = max(last_seconds - per_draw * last_draws, 0.0) + per_draw * draws
+        return self.selecting + drawing * (self.keeping if keep else 1.0)
+
+    def _room(self, left: float) -> int:
+        """The most draws per dataset a last round (keeping nothing) can make in ``left`` seconds."""
+        low, high = 0, 1
+        while self._seconds(high, keep=False) <= left and high < 1 << 40:
+            high *= 2
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if self._seconds(middle, keep=False) <= left else (low, middle)
+        return low
+
+    def next_round(self, number: int) -> tuple[int, float, int] | None:
+        """Round ``number``'s test draws per dataset, its level (its share of alpha) and how many of its
+        draws are kept for later selection; None when the run is over."""
+        if self.done:
+            return None
+        if not self.adaptive:
+            assert self.cap is not None
+            self.done = True
+            self.spent = self.alpha
+            return self.cap - self.cap // 2, self.alpha, 0
+        left = self.deadline - time.perf_counter() - RESERVE
+        room = self._room(SAFETY * left) if left > 0 else 0
+        if self.cap is not None:
+            room = min(room, self.cap - self.drawn)
+        size = 2 * self.drawn
+        # the last round when, after this one, a round twice its size would not fit
+        last = (self._seconds(size, keep=True) + self._seconds(2 * (self.drawn + size), keep=False) > left
+                or size >= room)
+        if last:
+            size = room
+            if size < MIN_SAMPLES // 2:
+                return None
+        level = self.alpha - self.spent if last else self.alpha / 2 ** (number + 2)
+        self.spent += level
+        self.done = last
+        return size, level, 0 if last else min(size, max(POOL - self.drawn, 0))
 
 
 def _check_confidence(confidence: Any) -> None:
@@ -198,40 +334,46 @@ def _inputs(pairs: Any, records: Any, n: Any, neighbors: Any) -> InputPairs:
     return InputPairs(f"{rel.name} pairs of {len(universe)} records, n={n}", list(pair_set.datasets), left, right, rel)
 
 
-def _certify(chosen: list[Candidate], counts: dict[int, dict], datasets: list, size: int, delta: float,
-             confidence: float) -> list[SampledEvent]:
-    """Every chosen event bounded on the test half at the union bound's level."""
+def _certify(chosen: list[Candidate], counts: list[dict], datasets: list, size: int, claim: tuple[float, float],
+             level: float) -> list[SampledEvent]:
+    """Every chosen event bounded on the round's test draws at ``level`` per one-sided interval."""
     if not chosen:
         return []
-    level = (1 - confidence) / (2 * len(chosen))
+    epsilon, delta = claim
     p_count = np.array([counts[c.first][c.event] for c in chosen])
     q_count = np.array([counts[c.second][c.event] for c in chosen])
     p_lower, _ = clopper_pearson(p_count, size, level)
     _, q_upper = clopper_pearson(q_count, size, level)
     bounds = log_ratio_bound(p_lower, q_upper, delta)
+    margins = p_lower - math.exp(epsilon) * q_upper
     return [
         SampledEvent(datasets[c.first], datasets[c.second], str(c.event), int(p_count[k]), size, int(q_count[k]),
-                     size, float(p_lower[k]), float(q_upper[k]), level, delta, float(bounds[k]), c.event)
+                     size, float(p_lower[k]), float(q_upper[k]), level, delta, float(bounds[k]), c.event,
+                     epsilon, float(margins[k]))
         for k, c in enumerate(chosen)
     ]
 
 
-def _result(tested: list[SampledEvent], epsilon: Any, delta: Any, claimed: float, samples: int, confidence: float,
-            seed: int, started: float, inputs: InputPairs, batched: bool, scored: int) -> EstimateResult:
+def _result(tested: list[SampledEvent], rounds: list[EstimateRound], epsilon: Any, delta: Any,
+            claim: tuple[float, float], schedule: Schedule, confidence: float, seed: int, started: float,
+            inputs: InputPairs, batched: bool, scored: int) -> EstimateResult:
     best = max(tested, key=lambda t: t.epsilon_lower_bound, default=None)  # the first of equal bounds
     bound = max(0.0, best.epsilon_lower_bound) if best is not None else 0.0
-    violated = best is not None and best.epsilon_lower_bound > claimed
+    delta_bound = max((t.delta_lower_bound for t in tested), default=0.0)
+    violated = best is not None and best.epsilon_lower_bound > claim[0]
+    samples = schedule.drawn
+    budget = "" if schedule.budget is None else f" in {len(rounds)} round(s) within {schedule.budget:g} s"
     if violated:
         reason = (f"with confidence {confidence:g}, eps >= {bound:.6g} > the claimed {epsilon} (at delta = {delta}): "
                   "the claim is refuted on the witness below")
     elif best is None or not math.isfinite(best.epsilon_lower_bound):
-        reason = (f"no violation found at {samples:,} samples per dataset: no event was likelier under one dataset "
-                  "than the other by enough to bound eps above 0; a sample cannot prove the claim (dpverify.verify "
-                  "proves claims on exact mechanisms), more samples may refute it")
+        reason = (f"no violation found at {samples:,} samples per dataset{budget}: no event was likelier under one "
+                  "dataset than the other by enough to bound eps above 0; a sample cannot prove the claim "
+                  "(dpverify.verify proves claims on exact mechanisms), more samples may refute it")
     else:
-        reason = (f"no violation found at {samples:,} samples per dataset: the largest lower bound, {bound:.6g}, does not "
-                  f"exceed the claimed {epsilon}; a sample cannot prove the claim (dpverify.verify proves claims on exact "
-                  "mechanisms), more samples may refute it")
+        reason = (f"no violation found at {samples:,} samples per dataset{budget}: the largest lower bound, "
+                  f"{bound:.6g}, does not exceed the claimed {epsilon}; a sample cannot prove the claim "
+                  "(dpverify.verify proves claims on exact mechanisms), more samples may refute it")
     return EstimateResult(
         verdict=Verdict.VIOLATED if violated else Verdict.UNDECIDED,
         epsilon_lower_bound=bound,
@@ -249,4 +391,7 @@ def _result(tested: list[SampledEvent], epsilon: Any, delta: Any, claimed: float
         batched=batched,
         events_scored=scored,
         reason=reason,
+        delta_lower_bound=max(delta_bound, 0.0),
+        rounds=tuple(rounds),
+        time_budget=schedule.budget,
     )

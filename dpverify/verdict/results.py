@@ -230,8 +230,11 @@ class SampledEvent:
             over every interval it computed).
         delta: the claimed delta the bound subtracts.
         epsilon_lower_bound: ``ln((p_lower - delta) / q_upper)``; ``-inf`` when ``p_lower <= delta``.
-        event_set: the event itself (an interval with ``low``, ``high`` and ``coordinate``, or a set
-            of ``outcomes``); ``event_set.count(outputs)`` counts it.
+        event_set: the event itself (an interval with ``low``, ``high`` and ``coordinate``, a set
+            of ``outcomes``, or either on a feature of the output); ``event_set.count(outputs)`` counts it.
+        epsilon: the claimed epsilon ``delta_lower_bound`` is computed at.
+        delta_lower_bound: ``p_lower - e^epsilon q_upper``: the mechanism is not ``(epsilon, d)``-DP
+            for any ``d`` below it (negative: no such refutation).
     """
 
     dataset: Any
@@ -247,6 +250,8 @@ class SampledEvent:
     delta: float
     epsilon_lower_bound: float
     event_set: Any = None
+    epsilon: float = math.nan
+    delta_lower_bound: float = -math.inf
 
     @property
     def p_frequency(self) -> float:
@@ -266,6 +271,19 @@ class SampledEvent:
             f"M(D') in S: {self.q_count:,} of {self.q_samples:,} ({self.q_frequency:.6g}); Q(S) <= {self.q_upper:.6g}",
             f"eps >= ln(({self.p_lower:.6g}{minus}) / {self.q_upper:.6g}) = {self.epsilon_lower_bound:.6g}",
         ])
+
+
+@dataclass(frozen=True)
+class EstimateRound:
+    """One test round of a sampled run: events chosen on ``selection_samples`` earlier draws per
+    dataset, bounded on ``test_samples`` fresh ones at ``level`` (its share of ``1 - confidence``)."""
+
+    selection_samples: int
+    test_samples: int
+    events: int
+    level: float
+    epsilon_lower_bound: float
+    seconds: float
 
 
 @dataclass(frozen=True)
@@ -296,8 +314,13 @@ class EstimateResult:
         pairs, datasets: the input pairs (each compared in both directions) and the distinct datasets.
         input_set: how the pairs were named.
         batched: whether the sampler was called with ``size=``.
-        events_scored: (pair, direction, event) candidates ranked on the selection half.
+        events_scored: (pair, direction, event) candidates ranked on the selection draws.
         reason: the verdict in words.
+        delta_lower_bound: with the same confidence, the mechanism is not ``(claimed_epsilon, d)``-DP
+            for any ``d`` below this (0 when no event refutes any delta at the claimed epsilon);
+            VIOLATED exactly when it exceeds ``claimed_delta``.
+        rounds: each test round of the run (:class:`EstimateRound`); one without a time budget.
+        time_budget: the seconds the run was given (None: a fixed ``samples``).
     """
 
     verdict: Verdict
@@ -316,6 +339,9 @@ class EstimateResult:
     batched: bool
     events_scored: int
     reason: str
+    delta_lower_bound: float = 0.0
+    rounds: tuple[EstimateRound, ...] = ()
+    time_budget: float | None = None
 
     def __post_init__(self) -> None:
         if self.verdict not in (Verdict.VIOLATED, Verdict.UNDECIDED):  # invariant: sampling proves nothing
