@@ -8,15 +8,35 @@ Zhang, Kifer, CCS 2018; DP-Sniper: Bichsel, Steffen, Bogunovic, Vechev, IEEE S&P
 
 The procedure, for each neighbouring pair ``(D, D')`` and each direction:
 
-1. Draw ``samples`` outputs of ``M(D)`` and of ``M(D')``: half to choose events, half to test them.
-2. On the first half, choose output events ``S`` likelier under one dataset than the other
-   (thresholds and intervals at empirical quantiles for numbers, per coordinate for vectors, each
-   outcome and unions of the top outcomes by ratio for discrete outputs; :mod:`dpverify.checking._events`).
-3. On the second, independent half, bound each chosen ``(pair, event, direction)``: an exact
-   Clopper–Pearson lower bound ``P_lo`` on ``P(S)`` and upper bound ``Q_hi`` on ``Q(S)``, so
-   ``eps >= ln((P_lo - delta) / Q_hi)`` for ``(eps, delta)``-DP. With ``m`` events tested, each of the
-   ``2m`` one-sided bounds has error ``(1 - confidence) / (2m)`` (Bonferroni), so *all* of them hold at
-   once with probability at least ``confidence``, and so does the largest bound, which is reported.
+1. Draw outputs of ``M(D)`` and of ``M(D')``: some to choose events, others, drawn afterwards and
+   independently, to test them.
+2. On the selection draws, choose output events ``S`` likelier under one dataset than the other
+   (:mod:`dpverify.checking._events`: thresholds and intervals at empirical quantiles, per
+   coordinate for vectors, each outcome and unions of the top outcomes by ratio for discrete
+   outputs, the same on features of the output -- its float bits, joint keys of vector
+   coordinates, a likelihood-ratio score fitted on the selection draws:
+   :mod:`dpverify.checking._features`). Events are ranked two ways: by their bound on epsilon at
+   the claimed delta, and by their bound on ``P(S) - e^eps Q(S)`` at the claimed epsilon (the delta
+   they refute: the events that refute an ``(eps, delta)`` claim where the ratio alone is weak).
+3. On the test draws, bound each chosen ``(pair, event, direction)``: an exact Clopper–Pearson lower
+   bound ``P_lo`` on ``P(S)`` and upper bound ``Q_hi`` on ``Q(S)``, so ``eps >= ln((P_lo - delta) /
+   Q_hi)`` for ``(eps, delta)``-DP, and ``delta >= P_lo - e^eps Q_hi`` at the claimed ``eps``. With
+   ``m`` events tested in a round of level ``a``, each of the ``2m`` one-sided bounds has error
+   ``a / (2m)`` (Bonferroni), so all of them hold at once with probability at least ``1 - a``.
+
+**Rounds and the confidence they spend.** With ``samples=N`` alone there is one round: ``N // 2``
+draws per dataset choose events and the rest test them, at level ``alpha = 1 - confidence``. Under a
+time budget (the default: :data:`TIME_BUDGET` seconds) the run is a sequence (:class:`Schedule`): a
+first selection draw of :data:`FIRST_DRAWS` per dataset, then test rounds. Round ``r`` (from 1)
+chooses its events on every draw made before it (pooled, up to :data:`POOL` per dataset) and tests
+them on fresh draws, twice as many as all draws before it; when a further round twice as large
+would not fit in the time left (or in ``samples``, then a cap), the round is the last and is sized
+to fill the budget (its time predicted from the earlier rounds'). Round ``r`` spends level
+``alpha / 2^(r+2)``, the last whatever is left of ``alpha`` (at least ``3/4`` of it). Each level is
+fixed before the round's test draws are made, and the levels sum to at most ``alpha`` on every run,
+whatever the timings, so by the union bound every bound of every round holds at once with
+probability at least ``confidence``; the largest is reported. (A round's events depend on earlier
+draws only, never on its own test draws: its bounds are valid given everything before it.)
 
 Before the run, the sampler is run twice on ``PROBE`` (1,000) samples of the first dataset, each
 time from a fresh Generator of the same seed: outputs that differ, or a move of Python's or
@@ -35,7 +55,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -210,7 +230,9 @@ class Schedule:
     most ``alpha`` on every run.
     """
 
-    def __init__(self, samples: int | None, time_budget: float | None, started: float, alpha: float) -> None:
+    def __init__(self, samples: int | None, time_budget: float | None, started: float, alpha: float,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.clock = clock
         self.adaptive = time_budget is not None or samples is None
         self.cap = samples
         self.budget = (TIME_BUDGET if time_budget is None else float(time_budget)) if self.adaptive else None
@@ -270,14 +292,16 @@ class Schedule:
             self.done = True
             self.spent = self.alpha
             return self.cap - self.cap // 2, self.alpha, 0
-        left = self.deadline - time.perf_counter() - RESERVE
-        room = self._room(SAFETY * left) if left > 0 else 0
+        left = SAFETY * (self.deadline - self.clock() - RESERVE)
+        room = self._room(left) if left > 0 else 0
         if self.cap is not None:
             room = min(room, self.cap - self.drawn)
         size = 2 * self.drawn
-        # the last round when, after this one, a round twice its size would not fit
-        last = (self._seconds(size, keep=True) + self._seconds(2 * (self.drawn + size), keep=False) > left
-                or size >= room)
+        after = self.drawn + size
+        # the last round unless, after this one, a round twice the draws so far fits in the time and the cap
+        fits_time = self._seconds(size, keep=True) + self._seconds(2 * after, keep=False) <= left
+        fits_cap = self.cap is None or 3 * after <= self.cap
+        last = not (fits_time and fits_cap) or size >= room
         if last:
             size = room
             if size < MIN_SAMPLES // 2:

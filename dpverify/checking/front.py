@@ -314,7 +314,8 @@ def estimate(
     *,
     epsilon: Number | None = None,
     delta: Number | None = None,
-    samples: int = 100_000,
+    samples: int | None = None,
+    time_budget: float | None = None,
     confidence: float = 0.95,
     random_state: int | None = None,
     executor: ExecutorSpec = None,
@@ -325,13 +326,14 @@ def estimate(
     """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``:
     the statistical mode, on the same inputs as :func:`verify` (:class:`Datasets`, as a black box,
     or given pairs). The result is VIOLATED when the bound exceeds the claim, else UNDECIDED: a
-    sample never proves a claim. See :func:`dpverify.checking.estimate.estimate_sampler` for the
+    sample never proves a claim. By default the run takes about ``time_budget`` = 10 seconds, in
+    rounds of growing size; ``samples=N`` alone makes one round of ``N`` draws per dataset. See :func:`dpverify.checking.estimate.estimate_sampler` for the
     sampler's form and the options."""
     inputs = _inputs(inputs, records, n, neighbors, None)
     claimed = claim_from_arguments(claim, epsilon, delta)
     epsilon_, delta_ = _epsilon_delta(claimed)
-    options = {"epsilon": epsilon_, "delta": delta_, "samples": samples, "confidence": confidence,
-               "random_state": random_state, "executor": executor}
+    options = {"epsilon": epsilon_, "delta": delta_, "samples": samples, "time_budget": time_budget,
+               "confidence": confidence, "random_state": random_state, "executor": executor}
     if isinstance(inputs, PublicData):
         raise InvalidArgument("estimate() takes Datasets or given pairs; for public data, estimate each public "
                               "sample's mechanism (public bound into it) on the private Datasets.")

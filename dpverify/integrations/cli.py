@@ -353,6 +353,7 @@ def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None =
         epsilon=_parse_number(args.epsilon, "epsilon"),
         delta=_parse_number(args.delta, "delta"),
         samples=args.samples,
+        time_budget=args.time_budget,
         confidence=args.confidence,
         random_state=args.seed,
         executor=args.executor,
@@ -588,8 +589,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--patch", action="append", metavar="MODULE",
                        help="with --sampler: route MODULE's module-level randomness (random.random(), np.random.rand(), "
                             "SystemRandom() built inside, ...) into the exact rng; repeatable (from_sampler(..., patch=))")
-    check.add_argument("--samples", type=int, default=100_000,
-                       help="with --estimate: samples per dataset (half choose the events, half bound them)")
+    check.add_argument("--samples", type=int, default=None,
+                       help="with --estimate: samples per dataset in one round (half choose the events, half bound "
+                            "them); with --time-budget, the most samples per dataset")
+    check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                       help="with --estimate: seconds the run may take, in rounds of growing size (default 10 when "
+                            "--samples is not given)")
     check.add_argument("--confidence", type=float, default=0.95,
                        help="with --estimate: the confidence of the lower bound (default 0.95)")
     check.add_argument("--records", help="the record universe as a Python literal, e.g. '[0, 1]'")

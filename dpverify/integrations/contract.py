@@ -6,7 +6,7 @@ json`` and ``reports/audit.json``), ``"check"`` (``dpverify check --format json`
 ``"baseline"`` (a pytest privacy baseline file, ``.dpverify-baselines/<name>.json``). Every one
 starts with the same header::
 
-    {"schema_version": "1.3", "document": "audit", "dpverify_version": "0.1.0", ...}
+    {"schema_version": "1.4", "document": "audit", "dpverify_version": "0.1.0", ...}
 
 ``schema_version`` is ``"MAJOR.MINOR"``. Additive changes (a new key, a new document) bump MINOR:
 a reader of 1.0 reads every 1.x document by ignoring keys it does not know. Anything else (a key
@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 #: The version of the JSON contract (``"MAJOR.MINOR"``; additive changes bump MINOR).
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 #: The documents the schema describes, by their ``"document"`` key.
 DOCUMENTS = ("audit", "check", "claim", "list", "baseline")
 
@@ -273,6 +273,7 @@ def sampled_witness(event: Any) -> dict[str, Any]:
         "q_upper": figure(event.q_upper),
         "delta": figure(event.delta),
         "epsilon_lower_bound": figure(event.epsilon_lower_bound),
+        "delta_lower_bound": figure(event.delta_lower_bound),
         "text": str(event),
     }
 
@@ -290,6 +291,11 @@ def check_document(result: Any, mechanism: str, mode: str) -> dict[str, Any]:
     if mode == "estimate":
         document.update(
             epsilon_lower_bound=figure(result.epsilon_lower_bound),
+            delta_lower_bound=figure(result.delta_lower_bound),
+            time_budget=result.time_budget,
+            rounds=[{"selection_samples": r.selection_samples, "test_samples": r.test_samples, "events": r.events,
+                     "level": r.level, "epsilon_lower_bound": r.epsilon_lower_bound, "seconds": r.seconds}
+                    for r in result.rounds],
             confidence=float(result.confidence),
             samples=int(result.samples),
             input_set=result.input_set,

@@ -37,7 +37,7 @@ Baseline files, ``<name>.json``, are documents of dpverify's JSON contract
 (:mod:`dpverify.integrations.contract`, docs/json.md), ``"document": "baseline"``::
 
     {
-      "schema_version": "1.3",
+      "schema_version": "1.4",
       "document": "baseline",
       "dpverify_version": "0.1.0",
       "mechanism": "randomized_response",
@@ -105,7 +105,7 @@ __all__ = [
 TOLERANCE = 1e-9
 #: The version of the baseline files written: the JSON contract's (see "Baseline files" in the
 #: module docstring). Files of the older baseline formats 1 and 2 are read too.
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 #: The environment variable that turns strict baselines on (as ``--dpverify-strict``): ``1``, ``true``,
 #: ``yes`` or ``on``; ``0``, ``false``, ``no``, ``off`` or empty leave them off.
 STRICT_ENVIRONMENT = "DPVERIFY_STRICT_BASELINES"

@@ -367,16 +367,27 @@ class EstimateResult:
             f"eps >= {self.epsilon_lower_bound:.6g} at confidence {self.confidence:g}",
             f"  {self.reason}",
             f"  {self.input_set}: {self.pairs:,} pair(s), both directions, {self.datasets:,} datasets; "
-            f"{self.samples:,} samples each ({'batched' if self.batched else 'one call per sample'}); "
-            f"{len(self.tested)} event(s) tested of {self.events_scored:,} scored; seed {self.seed}; "
-            f"{self.seconds:.2f}s",
+            f"{self.samples:,} samples each ({'batched' if self.batched else 'one call per sample'}"
+            f"{_rounds_text(self)}); {len(self.tested)} event(s) tested of {self.events_scored:,} scored; "
+            f"seed {self.seed}; {self.seconds:.2f}s",
         ]
+        if self.delta_lower_bound > 0 and (self.claimed_delta or not self.violated):
+            paragraphs.insert(2, f"  at eps = {self.claimed_epsilon}, delta >= {self.delta_lower_bound:.6g} (claimed "
+                                 f"{self.claimed_delta}): not (eps, d)-DP for any smaller d")
         # a terminal of 100 columns shows every line whole (continuations indented under their line)
         lines = [_fill(text) for text in paragraphs]
         if self.witness is not None:
             title = "witness" if self.violated else "strongest event"
             lines.append(f"  {title}:\n    " + str(self.witness).replace("\n", "\n    "))
         return "\n".join(lines)
+
+
+def _rounds_text(result: EstimateResult) -> str:
+    if result.time_budget is None:
+        return ""
+    last = result.rounds[-1].test_samples if result.rounds else 0
+    return (f", {len(result.rounds)} test round(s) within a {result.time_budget:g} s budget, the last of "
+            f"{last:,}")
 
 
 def _fill(text: str) -> str:

@@ -60,7 +60,7 @@ def test_wheel_ships_the_json_schema_and_its_loader_reads_it(installed):
     result = _run(site, elsewhere, "-c", probe)
     assert result.returncode == 0, result.stderr
     where, ref, version = json.loads(result.stdout)
-    assert where.startswith(str(site)) and ref == "#/$defs/audit" and version == "1.3"
+    assert where.startswith(str(site)) and ref == "#/$defs/audit" and version == "1.4"
 
 
 def test_installed_package_has_no_top_level_mechanisms(installed):

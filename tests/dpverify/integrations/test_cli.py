@@ -51,7 +51,7 @@ def small_registry(monkeypatch):
 
 def _check_c3_document(document):
     assert set(document) >= {"schema_version", "document", "dpverify_version", "all_as_expected", "results"}
-    assert document["schema_version"] == "1.3" and document["document"] == "audit"
+    assert document["schema_version"] == "1.4" and document["document"] == "audit"
     results = document["results"]
     assert isinstance(results, list) and results
     for row in results:

@@ -40,7 +40,7 @@ def test_the_schema_is_a_valid_draft_2020_12_schema_of_this_version():
     whole = contract.schema()
     jsonschema.Draft202012Validator.check_schema(whole)
     assert whole["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-    assert whole["$defs"]["schema_version"]["const"] == contract.SCHEMA_VERSION == "1.3"
+    assert whole["$defs"]["schema_version"]["const"] == contract.SCHEMA_VERSION == "1.4"
     for name in contract.DOCUMENTS:
         one = contract.schema(name)
         jsonschema.Draft202012Validator.check_schema(one)
@@ -245,7 +245,7 @@ def _json_run(capsys, argv, code, name):
     document = json.loads(captured.out)  # the whole of stdout is one JSON document
     contract.validate(document, name)
     contract.validate(document)
-    assert document["schema_version"] == "1.3" and document["document"] == name
+    assert document["schema_version"] == "1.4" and document["document"] == name
     return document, captured.err
 
 

@@ -209,7 +209,7 @@ def test_baseline_is_written_then_a_worsened_mechanism_fails(pytester, run):
     first.stdout.fnmatch_lines(["*dpverify baselines*", "*wrote baseline*rr.json*"])
     path = pytester.path / ".dpverify-baselines" / "rr.json"
     stored = json.loads(path.read_text())
-    assert (stored["schema_version"], stored["document"]) == ("1.3", "baseline")
+    assert (stored["schema_version"], stored["document"]) == ("1.4", "baseline")
     assert stored["epsilon_star"]["value"] == pytest.approx(math.log(3))  # ln((3/4) / (1/4))
     assert stored["epsilon_star"]["kind"] == "finite"
     assert stored["delta"]["value"] == pytest.approx(0.75 - math.e / 4)  # hockey stick at eps = 1
@@ -379,7 +379,7 @@ def test_an_old_format_baseline_is_read_and_still_guards_the_stored_epsilon(pyte
 
     run("--dpverify-update-baselines").assert_outcomes(passed=1)
     rewritten = json.loads(path.read_text())
-    assert rewritten["schema_version"] == "1.3" and rewritten["epsilon_star"]["value"] == pytest.approx(math.log(4))
+    assert rewritten["schema_version"] == "1.4" and rewritten["epsilon_star"]["value"] == pytest.approx(math.log(4))
     assert rewritten["instance"]["records"] == [[0, 0], [0, 1]]
 
 
