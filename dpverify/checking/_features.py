@@ -169,7 +169,7 @@ def _as_tuples(columns: np.ndarray) -> list[tuple]:
         return []
     low, high = columns.min(axis=1), columns.max(axis=1)
     spans = high - low + 1
-    if float(np.prod(spans.astype(np.float64))) <= 1 << 22:  # few combinations: a code per output
+    if float(np.prod(spans.astype(np.float64))) <= 1 << 20:  # few combinations: a code per output
         strides = np.concatenate(([1], np.cumprod(spans[:-1]))).astype(np.int64)
         codes = np.zeros(columns.shape[1], dtype=np.int64)
         for column, start, stride in zip(columns, low.tolist(), strides.tolist()):
