@@ -108,8 +108,8 @@ def _bit_feature(outputs: Outputs, coordinate: int | None, which: str) -> Output
         # log2 of a power of two: the biased exponent of its (exact) double, less 1023
         zeros = (lowest.astype(np.float64).view(np.uint64) >> np.uint64(52)).astype(np.int64) - 1023
         found = (zeros if which == "zeros" else zeros + np.maximum(biased.astype(np.int64), 1) - 1075).astype(np.float64)
-    found[numbers == 0] = ZERO  # no set bit (nan never reaches here: the sampler's outputs refuse it)
-    found[biased == 0x7FF] = INFINITE
+    found[numbers == 0] = ZERO  # no set bit
+    found[biased == 0x7FF] = INFINITE  # and nan, found only in a discrete half's items
     if not applies.all():
         found[~applies] = NOT_APPLICABLE
     return Outputs("real", values=found)
@@ -266,7 +266,7 @@ class JointKey:
     def __call__(self, outputs: Outputs) -> Outputs:
         keys, applies = _numbers(outputs, self.discrete)
         column, both = _numbers(outputs, self.continuous)
-        applies &= both
+        applies &= both & ~np.isnan(keys) & ~np.isnan(column)  # nan: only in a discrete half's items
         bins = np.searchsorted(np.asarray(self.edges, dtype=np.float64), column, side="left")
         integers, integral = _integers(keys[None, :])
         if integral[applies].all():
@@ -319,6 +319,7 @@ class Score:
 
     def __call__(self, outputs: Outputs) -> Outputs:
         rows, applies = _score_rows(outputs, self.width)
+        applies &= ~np.isnan(rows).any(axis=1)  # nan: only in a discrete half's items
         z = np.clip((rows - np.asarray(self.center)) / np.asarray(self.scale), -_CLIP, _CLIP)
         score = z @ np.asarray(self.linear)
         if self.squares:

@@ -254,6 +254,14 @@ def test_score_stays_finite_on_separable_draws_and_on_infinite_outputs() -> None
     values = score(real(0.0, 1.0, math.inf, -math.inf)).values
     assert values[0] > values[1] and np.isfinite(values).all()
     assert score(Outputs("discrete", items=["label", 0.0])).values.tolist() == [NOT_APPLICABLE, values[0]]
+    assert score(Outputs("discrete", items=[math.nan, "label"])).values.tolist() == [NOT_APPLICABLE] * 2
+
+
+def test_nan_in_a_discrete_half_maps_to_sentinels() -> None:
+    # numeric batches refuse nan; a discrete half (labels beside numbers) may carry one
+    items = Outputs("discrete", items=[math.nan, (2.0, math.nan), (math.nan, 0.5), (2.0, 0.5)])
+    assert LowestBit()(items).values.tolist()[0] == INFINITE
+    assert JointKey(0, 1, (0.0, 1.0))(items).items == [OTHER, OTHER, OTHER, (2, 1)]
 
 
 # -- the lists, and what every feature promises ----------------------------------------------------
