@@ -297,8 +297,10 @@ def _score_rows(outputs: Outputs, width: int | None) -> tuple[np.ndarray, np.nda
     return rows.reshape(len(items), width), np.array(good, dtype=bool)
 
 
-#: Standardised coordinates are clipped to this (an infinite output gets a finite score).
-_CLIP = 1e6
+#: Standardised coordinates are clipped to this many standard deviations, in the fit and in the
+#: score alike: an infinite output gets a finite score, and a sentinel (SVT3's ``-inf``) or a far
+#: outlier does not dominate the fit (tails beyond it keep their interval events on ``o``).
+_CLIP = 20.0
 
 
 @dataclass(frozen=True)
@@ -386,10 +388,11 @@ def _fit_score(first: np.ndarray, second: np.ndarray, width: int | None) -> Scor
     """Logistic regression of label 1 (``first``'s rows) against 0 (``second``'s) on the
     standardised coordinates (and their squares up to width 8), by ridge-penalised Newton steps."""
     pooled = np.concatenate([first, second])
-    center = pooled.mean(axis=0)
-    scale = pooled.std(axis=0)
-    scale = np.where((scale > 0) & np.isfinite(scale), scale, 1.0)
-    center = np.where(np.isfinite(center), center, 0.0)
+    finite = np.isfinite(pooled)  # an infinite sentinel (SVT3's (k, -inf)) would swamp the moments
+    count = np.maximum(finite.sum(axis=0), 1)
+    center = np.where(finite, pooled, 0.0).sum(axis=0) / count
+    scale = np.sqrt(np.where(finite, (pooled - center) ** 2, 0.0).sum(axis=0) / count)
+    scale = np.where(scale > 0, scale, 1.0)
     z = np.clip((pooled - center) / scale, -_CLIP, _CLIP)
     squares = z.shape[1] <= _SQUARES_WIDTH
     design = np.hstack([np.ones((z.shape[0], 1)), z, z * z] if squares else [np.ones((z.shape[0], 1)), z])

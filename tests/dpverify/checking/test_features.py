@@ -257,6 +257,17 @@ def test_score_stays_finite_on_separable_draws_and_on_infinite_outputs() -> None
     assert score(Outputs("discrete", items=[math.nan, "label"])).values.tolist() == [NOT_APPLICABLE] * 2
 
 
+def test_score_standardises_on_finite_values_and_clips_sentinels() -> None:
+    # SVT3's rows are (index, noisy answer) or (k, -inf): moments of the finite answers only
+    first = vector([[0, 1.0]] * 50 + [[1, -math.inf]] * 50)
+    second = vector([[0, 3.0]] * 50 + [[1, -math.inf]] * 50)
+    score = next(f for f in fitted_features(first, second) if isinstance(f, Score))
+    # o[0]: 0 and 1 equally often, mean 1/2, sd 1/2; finite o[1]: 1 and 3 equally often, mean 2, sd 1
+    assert score.center == (0.5, 2.0) and score.scale == (0.5, 1.0)
+    values = score(vector([[0, 1.0], [0, 3.0], [1, -math.inf]])).values
+    assert values[0] > values[1] and np.isfinite(values).all()  # 1.0 is first's answer; -inf clips to z = -20
+
+
 def test_nan_in_a_discrete_half_maps_to_sentinels() -> None:
     # numeric batches refuse nan; a discrete half (labels beside numbers) may carry one
     items = Outputs("discrete", items=[math.nan, (2.0, math.nan), (math.nan, 0.5), (2.0, 0.5)])
