@@ -306,7 +306,7 @@ _CLIP = 20.0
 @dataclass(frozen=True)
 class Score:
     """A fitted log-likelihood-ratio estimate ``sum_i w_i z_i + sum_i v_i z_i^2`` with
-    ``z = (o - center) / scale`` (``linear = w``, ``squares = v``, empty when not fitted);
+    ``z = (o - center) / scale`` clipped to +-20 (``linear = w``, ``squares = v``, empty when not fitted);
     ``width`` is ``None`` for real outputs. Larger scores: likelier under the pair's first dataset."""
 
     center: tuple[float, ...]
