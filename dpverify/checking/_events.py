@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._features import fitted_features
+from dpverify.checking._features import fitted_features, reads_bits
 from dpverify.checking._outputs import Outputs, is_number, items_of
 from dpverify.checking._sampling import Summary, summarise
 
@@ -144,6 +144,11 @@ class Derived:
             values = cache[self.feature] = self.feature(outputs)
         return self.event.count(values)
 
+    @property
+    def reads_bits(self) -> bool:
+        """Whether the event reads the output's float representation (a float-structure event)."""
+        return reads_bits(self.feature)
+
     def __str__(self) -> str:
         return self.event.text(self.feature.name)
 
@@ -198,14 +203,16 @@ class _Family:
     ``n_a`` and ``n_b`` draws."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray, make: Any, n_a: int, n_b: int,
-                 forward: bool | None = None) -> None:
+                 forward: bool | None = None, bits: bool = False) -> None:
         self.a, self.b, self.make, self.forward = a, b, make, forward
         self.n_a, self.n_b = n_a, n_b
+        self.bits = bits  # its events read the outputs' float representation
 
     def derived(self, feature: Any) -> _Family:
         """The same counts, each event read on ``feature``'s values."""
         make = self.make
-        return _Family(self.a, self.b, lambda k: Derived(feature, make(k)), self.n_a, self.n_b, self.forward)
+        return _Family(self.a, self.b, lambda k: Derived(feature, make(k)), self.n_a, self.n_b, self.forward,
+                       reads_bits(feature))
 
 
 def _quantiles(ordered: np.ndarray, levels: np.ndarray) -> np.ndarray:
@@ -331,11 +338,14 @@ def _best(pair: int, i: int, j: int, first: Summary, second: Summary, plan: _Pla
         q_upper = np.concatenate([_wilson(b / n_b, plan.size, z)[1] for _, _, b, n_b in parts])
         scored += p_lower.size
         first_index, second_index = (i, j) if forward else (j, i)
+        bits = np.concatenate([np.full(a.size, family.bits) for (a, _, _, _), family in zip(parts, usable)])
         ratio = log_ratio_bound(p_lower, q_upper, plan.delta)
-        chosen.extend(_ranked(ratio, where, usable, plan.keep, pair, first_index, second_index, "ratio"))
-        if plan.keep_margin:
-            margin = np.where(p_lower > 0, p_lower - plan.exp_epsilon * q_upper, -np.inf)
-            chosen.extend(_ranked(margin, where, usable, plan.keep_margin, pair, first_index, second_index, "margin"))
+        margin = np.where(p_lower > 0, p_lower - plan.exp_epsilon * q_upper, -np.inf)
+        for kind, values, keep in (("ratio", np.where(bits, -np.inf, ratio), plan.keep),
+                                   ("margin", np.where(bits, -np.inf, margin), plan.keep_margin),
+                                   ("bits", np.where(bits, ratio, -np.inf), plan.keep_bits)):
+            if keep:
+                chosen.extend(_ranked(values, where, usable, keep, pair, first_index, second_index, kind))
     return chosen, scored
 
 
@@ -349,6 +359,7 @@ class _Plan:
     level: float
     keep: int
     keep_margin: int
+    keep_bits: int
 
 
 def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: float, delta: float, level: float,
@@ -358,15 +369,17 @@ def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: f
     ``level`` is the test's error per one-sided interval and ``size`` its draws per dataset. Of the
     ``tests``, a quarter (a half when ``delta > 0``) are ranked by the delta they refute at the claimed
     ``epsilon`` (``P(S) - e^eps Q(S)``, the hockey-stick divergence: the events that refute an
-    ``(eps, delta)`` claim), the rest by their bound on epsilon at ``delta``. Each pair contributes
+    ``(eps, delta)`` claim), a quarter are float-structure events (on the outputs' bits; given to
+    the others when none has a positive score), the rest by their bound on epsilon at ``delta``. Each pair contributes
     its best events in each direction (``ceil(k / (2 pairs))`` of each ranking, at least one); events
     with the same counts count once; an event chosen by both rankings is tested once. Events with a
     positive score are kept (the best one alone of a ranking when none has).
     """
     margin_tests = tests // 2 if delta > 0 else tests // 4
-    ratio_tests = tests - margin_tests
-    plan = _Plan(delta, math.exp(epsilon), size, level, max(1, -(-ratio_tests // (2 * len(pairs)))),
-                 max(1, -(-margin_tests // (2 * len(pairs)))) if margin_tests else 0)
+    bits_tests = tests // 4
+    ratio_tests = tests - margin_tests - bits_tests
+    per_pair = [max(1, -(-count // (2 * len(pairs)))) if count else 0 for count in (ratio_tests, margin_tests, bits_tests)]
+    plan = _Plan(delta, math.exp(epsilon), size, level, *per_pair)
     pool: list[Candidate] = []
     scored = 0
     for number, (i, j) in enumerate(pairs):
@@ -374,12 +387,15 @@ def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: f
         pool.extend(found)
         scored += count
     chosen: list[Candidate] = []
-    for kind, limit in (("ratio", ratio_tests), ("margin", margin_tests)):
+    found_bits = [c for c in pool if c.kind == "bits" and c.score > 0]
+    if not found_bits:  # no float-structure event stands out: its tests go to the value events
+        ratio_tests += bits_tests
+    for kind, limit in (("ratio", ratio_tests), ("margin", margin_tests), ("bits", bits_tests)):
         ordered = sorted((c for c in pool if c.kind == kind), key=lambda c: -c.score)  # stable: pair order on ties
         # an event with no positive bound on the selection draws is unlikely to give one on the test
         # draws, and would widen every other interval: only the best is tested when no event has one
         positive = [c for c in ordered if c.score > 0]
-        chosen.extend((positive or ordered[:1])[:limit])
+        chosen.extend((positive or ([] if kind == "bits" else ordered[:1]))[:limit])
     unique: dict[tuple[int, int, Any], Candidate] = {}
     for candidate in chosen:
         unique.setdefault((candidate.first, candidate.second, candidate.event), candidate)

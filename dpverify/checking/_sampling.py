@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._features import fitted_features_apply, fixed_features
+from dpverify.checking._features import fitted_features_apply, fixed_features, reads_bits
 from dpverify.checking._outputs import Outputs, is_number, items_of
 from dpverify.errors import MechanismError, NondeterministicMechanism
 from dpverify.finite._global_random import run_unchanged
@@ -248,13 +248,15 @@ def _width(outputs: Outputs) -> int | None:
     return int(outputs.values.shape[1]) if outputs.kind == "vector" and outputs.values is not None else None
 
 
-def summarise(outputs: Outputs, *, with_features: bool = True) -> Summary:
-    """Draws as a :class:`Summary`: the outputs, and each fixed feature's values on them."""
+def summarise(outputs: Outputs, *, with_features: bool = True, bits: bool = True) -> Summary:
+    """Draws as a :class:`Summary`: the outputs, and each fixed feature's values on them (without
+    the features that read a double's bits when ``bits`` is False)."""
     summary = _plain(outputs)
     if not with_features:
         return summary
     for feature in fixed_features(outputs.kind, _width(outputs)):
-        summary.derived[feature] = _plain(feature(outputs))
+        if bits or not reads_bits(feature):
+            summary.derived[feature] = _plain(feature(outputs))
     if fitted_features_apply(outputs.kind):
         summary.sample = _head(outputs, FIT_SAMPLE)
     return summary
@@ -271,7 +273,7 @@ def draw_round(task: tuple, shared: Shared) -> tuple[list[int], Summary | None, 
     cache: dict = {}
     found = [event.count(outputs, cache) for event in events]
     counted = time.perf_counter()
-    summary = summarise(_head(outputs, keep)) if keep else None
+    summary = summarise(_head(outputs, keep), bits=shared["bits"]) if keep else None
     ended = time.perf_counter()
     return found, summary, (ended - counted) / max(ended - began, 1e-9)
 

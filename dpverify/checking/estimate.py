@@ -109,6 +109,7 @@ def estimate_sampler(
     confidence: float = 0.95,
     random_state: int | None = None,
     executor: ExecutorSpec = None,
+    float_bits: bool = True,
 ) -> EstimateResult:
     """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``.
 
@@ -134,6 +135,9 @@ def estimate_sampler(
             ``"dask"``, a Dask client or an Executor); the result is the same on each for a given
             schedule (with a time budget the number of rounds depends on the machine's speed). A
             process pool needs a picklable sampler (a module-level function or class instance).
+        float_bits: also test events on the outputs' float representation (their lowest set bit
+            and trailing zeros: a float-structure leak such as Mironov's is then found like any
+            other); False judges the outputs as real numbers only (the ideal mechanism).
 
     Returns:
         An :class:`EstimateResult`: VIOLATED when the lower bound exceeds ``epsilon`` (equivalently,
@@ -177,7 +181,7 @@ def estimate_sampler(
     scored = 0
     with open_executor(executor) as opened:
         runner = check_picklable("sampler", sampler, opened)
-        shared = Shared(objects={"sampler": sampler, "batched": batched})
+        shared = Shared(objects={"sampler": sampler, "batched": batched, "bits": bool(float_bits)})
         draws = schedule.first_draws
         began = time.perf_counter()
         found = runner.map(draw_round, [(d, s[0], draws, [], draws) for d, s in zip(datasets, first_streams)], shared)
@@ -373,7 +377,7 @@ def _certify(chosen: list[Candidate], counts: list[dict], datasets: list, size: 
     return [
         SampledEvent(datasets[c.first], datasets[c.second], str(c.event), int(p_count[k]), size, int(q_count[k]),
                      size, float(p_lower[k]), float(q_upper[k]), level, delta, float(bounds[k]), c.event,
-                     epsilon, float(margins[k]))
+                     epsilon, float(margins[k]), bool(getattr(c.event, "reads_bits", False)))
         for k, c in enumerate(chosen)
     ]
 
@@ -384,12 +388,20 @@ def _result(tested: list[SampledEvent], rounds: list[EstimateRound], epsilon: An
     best = max(tested, key=lambda t: t.epsilon_lower_bound, default=None)  # the first of equal bounds
     bound = max(0.0, best.epsilon_lower_bound) if best is not None else 0.0
     delta_bound = max((t.delta_lower_bound for t in tested), default=0.0)
+    value_bound = max((t.epsilon_lower_bound for t in tested if not t.float_structure), default=0.0)
     violated = best is not None and best.epsilon_lower_bound > claim[0]
     samples = schedule.drawn
     budget = "" if schedule.budget is None else f" in {len(rounds)} round(s) within {schedule.budget:g} s"
     if violated:
         reason = (f"with confidence {confidence:g}, eps >= {bound:.6g} > the claimed {epsilon} (at delta = {delta}): "
                   "the claim is refuted on the witness below")
+        if best.float_structure:
+            reason += (f". The witness is a float-structure event: the output's low bits tell the datasets apart (the "
+                       "floats the mechanism can output depend on its input, Mironov 2012), so the float program "
+                       f"leaks. Read as real numbers, its outputs give eps >= {max(value_bound, 0.0):.6g}"
+                       + (", above the claim too" if value_bound > claim[0] else ", within the claim")
+                       + ". Snapping the output to a grid (Mironov) or discrete noise fixes the float leak; "
+                       "float_bits=False judges the real-number mechanism alone")
     elif best is None or not math.isfinite(best.epsilon_lower_bound):
         reason = (f"no violation found at {samples:,} samples per dataset{budget}: no event was likelier under one "
                   "dataset than the other by enough to bound eps above 0; a sample cannot prove the claim "
@@ -416,6 +428,7 @@ def _result(tested: list[SampledEvent], rounds: list[EstimateRound], epsilon: An
         events_scored=scored,
         reason=reason,
         delta_lower_bound=max(delta_bound, 0.0),
+        value_epsilon_lower_bound=max(value_bound, 0.0),
         rounds=tuple(rounds),
         time_budget=schedule.budget,
     )

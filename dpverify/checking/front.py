@@ -322,6 +322,7 @@ def estimate(
     records: Sequence[Hashable] | None = None,
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
+    float_bits: bool = True,
 ) -> EstimateResult:
     """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``:
     the statistical mode, on the same inputs as :func:`verify` (:class:`Datasets`, as a black box,
@@ -333,7 +334,7 @@ def estimate(
     claimed = claim_from_arguments(claim, epsilon, delta)
     epsilon_, delta_ = _epsilon_delta(claimed)
     options = {"epsilon": epsilon_, "delta": delta_, "samples": samples, "time_budget": time_budget,
-               "confidence": confidence, "random_state": random_state, "executor": executor}
+               "confidence": confidence, "random_state": random_state, "executor": executor, "float_bits": float_bits}
     if isinstance(inputs, PublicData):
         raise InvalidArgument("estimate() takes Datasets or given pairs; for public data, estimate each public "
                               "sample's mechanism (public bound into it) on the private Datasets.")

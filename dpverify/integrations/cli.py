@@ -354,6 +354,7 @@ def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None =
         delta=_parse_number(args.delta, "delta"),
         samples=args.samples,
         time_budget=args.time_budget,
+        float_bits=not args.no_float_bits,
         confidence=args.confidence,
         random_state=args.seed,
         executor=args.executor,
@@ -595,6 +596,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                        help="with --estimate: seconds the run may take, in rounds of growing size (default 10 when "
                             "--samples is not given)")
+    check.add_argument("--no-float-bits", action="store_true",
+                       help="with --estimate: judge outputs as real numbers only, without events on their float bits")
     check.add_argument("--confidence", type=float, default=0.95,
                        help="with --estimate: the confidence of the lower bound (default 0.95)")
     check.add_argument("--records", help="the record universe as a Python literal, e.g. '[0, 1]'")

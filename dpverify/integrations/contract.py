@@ -274,6 +274,7 @@ def sampled_witness(event: Any) -> dict[str, Any]:
         "delta": figure(event.delta),
         "epsilon_lower_bound": figure(event.epsilon_lower_bound),
         "delta_lower_bound": figure(event.delta_lower_bound),
+        "float_structure": bool(event.float_structure),
         "text": str(event),
     }
 
@@ -292,6 +293,7 @@ def check_document(result: Any, mechanism: str, mode: str) -> dict[str, Any]:
         document.update(
             epsilon_lower_bound=figure(result.epsilon_lower_bound),
             delta_lower_bound=figure(result.delta_lower_bound),
+            value_epsilon_lower_bound=figure(result.value_epsilon_lower_bound),
             time_budget=result.time_budget,
             rounds=[{"selection_samples": r.selection_samples, "test_samples": r.test_samples, "events": r.events,
                      "level": r.level, "epsilon_lower_bound": r.epsilon_lower_bound, "seconds": r.seconds}

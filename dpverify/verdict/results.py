@@ -235,6 +235,8 @@ class SampledEvent:
         epsilon: the claimed epsilon ``delta_lower_bound`` is computed at.
         delta_lower_bound: ``p_lower - e^epsilon q_upper``: the mechanism is not ``(epsilon, d)``-DP
             for any ``d`` below it (negative: no such refutation).
+        float_structure: the event reads the outputs' float representation (their low bits), not
+            only their values: a leak of the float program, not of the mechanism on real numbers.
     """
 
     dataset: Any
@@ -252,6 +254,7 @@ class SampledEvent:
     event_set: Any = None
     epsilon: float = math.nan
     delta_lower_bound: float = -math.inf
+    float_structure: bool = False
 
     @property
     def p_frequency(self) -> float:
@@ -319,6 +322,8 @@ class EstimateResult:
         delta_lower_bound: with the same confidence, the mechanism is not ``(claimed_epsilon, d)``-DP
             for any ``d`` below this (0 when no event refutes any delta at the claimed epsilon);
             VIOLATED exactly when it exceeds ``claimed_delta``.
+        value_epsilon_lower_bound: the largest bound from events on the outputs' values (not their
+            float bits): a lower bound on the epsilon of the mechanism read on real numbers.
         rounds: each test round of the run (:class:`EstimateRound`); one without a time budget.
         time_budget: the seconds the run was given (None: a fixed ``samples``).
     """
@@ -340,6 +345,7 @@ class EstimateResult:
     events_scored: int
     reason: str
     delta_lower_bound: float = 0.0
+    value_epsilon_lower_bound: float = 0.0
     rounds: tuple[EstimateRound, ...] = ()
     time_budget: float | None = None
 

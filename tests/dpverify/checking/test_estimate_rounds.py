@@ -162,7 +162,7 @@ def test_a_gaussian_with_too_small_a_sigma_is_refuted_at_its_delta():
     exact = delta_for_epsilon(1, sigma=2, sensitivity=1)
     assert 0.00682 < float(exact.a) <= float(exact.b) < 0.00684
     result = dpverify.estimate(gaussian_sigma_2, dpverify.Datasets([0, 1], n=1), dpverify.ApproximateDp(1, 1e-5),
-                               samples=400_000, random_state=0)
+                               samples=400_000, random_state=0, float_bits=False)
     assert result.verdict is Verdict.VIOLATED
     assert 0.5 * float(exact.b) < result.delta_lower_bound <= float(exact.a)
     best = max(result.tested, key=lambda t: t.delta_lower_bound)
@@ -174,7 +174,7 @@ def test_a_gaussian_with_too_small_a_sigma_is_refuted_at_its_delta():
 
 def test_the_calibrated_gaussian_is_not_refuted():
     result = dpverify.estimate(gaussian_calibrated, dpverify.Datasets([0, 1], n=1), dpverify.ApproximateDp(1, 1e-5),
-                               samples=400_000, random_state=0)
+                               samples=400_000, random_state=0, float_bits=False)
     assert result.verdict is Verdict.UNDECIDED and result.delta_lower_bound <= 1e-5
 
 
