@@ -150,6 +150,11 @@ class Derived:
         return reads_bits(self.feature)
 
     def __str__(self) -> str:
+        describe = getattr(self.feature, "describe", None)
+        if describe is not None and isinstance(self.event, OutcomeSet):  # each key as the outputs it stands for
+            shown = [f"({describe(key)})" for key in self.event.outcomes[:4]]
+            more = len(self.event.outcomes) - len(shown)
+            return "o with " + " or ".join(shown) + (f" or ... ({more} more keys)" if more > 0 else "")
         return self.event.text(self.feature.name)
 
 

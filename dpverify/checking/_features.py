@@ -266,6 +266,21 @@ class JointKey:
         bounds = (-np.inf, *self.edges, np.inf)
         return float(bounds[index]), float(bounds[index + 1])
 
+    def describe(self, key: object) -> str:
+        """One key as the outputs it stands for: ``o[0] = 3 and 0.5 < o[1] <= 2.25``."""
+        if not isinstance(key, tuple) or len(key) != 2:
+            return f"(o[{self.discrete}], o[{self.continuous}]) of another form"
+        value, index = key
+        low, high = self.bin_bounds(int(index))
+        name = f"o[{self.continuous}]"
+        if low == -np.inf:
+            interval = f"{name} <= {high!r}"
+        elif high == np.inf:
+            interval = f"{name} > {low!r}"
+        else:
+            interval = f"{low!r} < {name} <= {high!r}"
+        return f"o[{self.discrete}] = {value!r} and {interval}"
+
     def __call__(self, outputs: Outputs) -> Outputs:
         keys, applies = _numbers(outputs, self.discrete)
         column, both = _numbers(outputs, self.continuous)

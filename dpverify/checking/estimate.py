@@ -83,6 +83,10 @@ TIME_BUDGET = 10.0
 FIRST_DRAWS = 10_000
 #: The most draws per dataset kept (summarised) for selection across rounds.
 POOL = 1_000_000
+#: A test round before the last draws this many times the draws made before it.
+GROWTH = 2
+#: A round is the last unless, after it, a last round this many times all draws so far still fits.
+FINAL = 3
 #: The share of the time left a last round is planned to take (the rest absorbs a slower machine).
 SAFETY = 0.8
 #: Seconds of the budget kept back for the last selection and the result.
@@ -300,11 +304,11 @@ class Schedule:
         room = self._room(left) if left > 0 else 0
         if self.cap is not None:
             room = min(room, self.cap - self.drawn)
-        size = 2 * self.drawn
+        size = GROWTH * self.drawn
         after = self.drawn + size
         # the last round unless, after this one, a round twice the draws so far fits in the time and the cap
-        fits_time = self._seconds(size, keep=True) + self._seconds(2 * after, keep=False) <= left
-        fits_cap = self.cap is None or 3 * after <= self.cap
+        fits_time = self._seconds(size, keep=True) + self._seconds(FINAL * after, keep=False) <= left
+        fits_cap = self.cap is None or (FINAL + 1) * after <= self.cap
         last = not (fits_time and fits_cap) or size >= room
         if last:
             size = room
