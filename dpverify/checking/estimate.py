@@ -399,7 +399,7 @@ def _result(tested: list[SampledEvent], rounds: list[EstimateRound], epsilon: An
     if violated:
         reason = (f"with confidence {confidence:g}, eps >= {bound:.6g} > the claimed {epsilon} (at delta = {delta}): "
                   "the claim is refuted on the witness below")
-        if best.float_structure:
+        if best is not None and best.float_structure:
             reason += (f". The witness is a float-structure event: the output's low bits tell the datasets apart (the "
                        "floats the mechanism can output depend on its input, Mironov 2012), so the float program "
                        f"leaks. Read as real numbers, its outputs give eps >= {max(value_bound, 0.0):.6g}"
