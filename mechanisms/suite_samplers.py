@@ -32,22 +32,24 @@ encoding of the mechanism's output:
     threshold. One-to-one: a released answer always comes with an index ``i < k``, so the row
     ``[k, 0.0]`` means exactly "no ``⊤``".
 
-The float pair (DP-Sniper's headline finding, Bichsel et al. S&P 2021 Sec. 7, after Mironov, "On
+The float pair (DP-Sniper's headline finding, Bichsel et al. S&P 2021, after Mironov, "On
 Significance of the Least Significant Bits for Differential Privacy", CCS 2012):
 
 * :class:`FloatLaplaceSampler` -- the textbook Laplace mechanism in floating point,
   ``loc + rng.laplace(0, 1/eps)``, ``loc`` the dataset's one number. Claimed eps-DP (DP-Sniper's
-  eps = 0.1, inputs 1.0 vs 0.0), it is not even 0.25-DP: which floats it can output depends on
-  ``loc`` (``1.0 + x`` for ``x`` in ``(-1, -0.5)`` is a multiple of ``2^-53``, as ``x`` itself need not
-  be), so an event made of float bit patterns separates the inputs.
-* :class:`SnappingLaplaceSampler` -- Mironov's snapping mechanism (Sec. 5.2 of the CCS paper):
+  eps = 0.1, inputs 1.0 vs 0.0), it is not even 0.25-DP (DP-Sniper's 0.95 lower bound: 0.252): which
+  floats it can output depends on ``loc`` (``1.0 + x`` for ``x`` in ``(-1, -0.5)`` is a multiple of
+  ``2^-53``, as ``x`` itself need not be), so an event made of float bit patterns separates the inputs.
+* :class:`SnappingLaplaceSampler` -- Mironov's snapping mechanism (CCS 2012):
   ``clamp_B(round_Lambda(clamp_B(loc) + S * lambda * ln(U)))`` with a uniform sign ``S``, ``U``
   uniform on the doubles of ``(0, 1)`` with full precision (each double drawn with probability its
   ulp, :func:`full_precision_uniform`) and ``Lambda`` the smallest power of two ``>= lambda``. By
   Mironov's Theorem 1 it is ``(1 + 2^-49 B) / lambda``-DP for a sensitivity-1 ``loc`` when
   ``lambda < B < 2^46 lambda``; as DP-Sniper's ``LaplaceFixed`` (``B = 100``), ``lambda`` is set to
   ``(1 + 2^-49 B) / eps`` so that **the fixed mechanism is claimed eps-DP** (0.1-DP at eps = 0.1).
-  (Theorem 1 assumes a correctly rounded logarithm; numpy's ``log`` is within an ulp of it.)
+  (Theorem 1 assumes a correctly rounded logarithm; numpy's ``log`` is accurate to about an ulp, not
+  guaranteed correctly rounded.) A value snapped to zero is returned as ``+0.0``, never ``-0.0``: the
+  output is the number, and the sign of a zero would tell which side of 0 the noisy value fell.
 
 Every sampler is a frozen dataclass, module-level and picklable (a process pool can run it).
 """
@@ -237,7 +239,7 @@ class FloatLaplaceSampler:
 
 @dataclass(frozen=True)
 class SnappingLaplaceSampler:
-    """Mironov's snapping mechanism (CCS 2012 Sec. 5.2), claimed ``epsilon``-DP for a sensitivity-1
+    """Mironov's snapping mechanism (CCS 2012), claimed ``epsilon``-DP for a sensitivity-1
     ``loc`` in ``[-B, B]``: ``lambda = (1 + 2^-49 B) / epsilon`` (Theorem 1, as DP-Sniper's ``LaplaceFixed``).
 
     Attributes:
