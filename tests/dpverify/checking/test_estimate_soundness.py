@@ -12,11 +12,10 @@ not bad luck. The truth is the exact eps* of the benchmark suite
 mechanism run as its numpy sampler (:mod:`dpverify.mechanisms.suite_samplers`) on the same pairs.
 
 The slow tests run every suite mechanism with a finite eps* (ten of twelve) over 40 seeds at 20,000
-samples and 10 seeds at the engine's defaults, the three whose bound comes closest to eps* at
+samples and 10 seeds under a 2-second time budget (the engine's schedule of rounds), the three whose bound comes closest to eps* at
 confidence 0.8, and randomized response, whose bound does exceed its eps* now and then; the default
 run has a twin on those three (3 seeds, 5,000 samples) and a mutant, a sampler whose eps* is twice the
-stated one, whose exceedances must break the allowance. Only the engine's arguments of today are
-passed (``samples=``, ``confidence=``, ``random_state=``).
+stated one, whose exceedances must break the allowance.
 """
 
 from __future__ import annotations
@@ -108,9 +107,12 @@ def exceedances(names, seeds, confidence: float = CONFIDENCE, sampler=None, **op
             result = estimate_sampler(suite_sampler(name, CLAIM) if sampler is None else sampler, pairs=pairs,
                                       epsilon=CLAIM, confidence=confidence, random_state=seed, **options)
             runs += 1
-            if result.epsilon_lower_bound > EPSILON_STAR[name]:
-                above.append(f"{name} seed {seed}: bound {result.epsilon_lower_bound!r} > eps* {EPSILON_STAR[name]!r} "
-                             f"({result.witness})")
+            # eps* is the ideal mechanism's, on real numbers: the bound from events on the outputs' values.
+            # (Events on their float bits measure the float program, whose outputs q + noise leak the
+            # input through their low bits, Mironov 2012: its eps* is infinite, so no such bound exceeds it.)
+            if result.value_epsilon_lower_bound > EPSILON_STAR[name]:
+                above.append(f"{name} seed {seed}: bound {result.value_epsilon_lower_bound!r} > eps* "
+                             f"{EPSILON_STAR[name]!r} ({result.tested})")
     return runs, above
 
 
@@ -140,11 +142,10 @@ def test_bounds_exceed_epsilon_star_within_the_confidence_on_the_whole_suite():
     assert runs == 400 and len(above) <= allowance(runs, 1 - CONFIDENCE), above
 
 
-@pytest.mark.slow  # about 20 s on 2 cores (100,000 samples today)
-def test_bounds_exceed_epsilon_star_within_the_confidence_at_the_default_settings():
-    # The engine's own samples (100,000 today). When its default becomes a time budget, 100 runs of it may
-    # take too long here: pass a small time_budget= instead.
-    runs, above = exceedances(list(EPSILON_STAR), range(3000, 3010))
+@pytest.mark.slow  # about 200 s on 2 cores: 100 runs of 2 s
+def test_bounds_exceed_epsilon_star_within_the_confidence_under_a_time_budget():
+    # the engine's default mode, rounds under a time budget (10 s by default; 2 s here, for 100 runs)
+    runs, above = exceedances(list(EPSILON_STAR), range(3000, 3010), time_budget=2)
     assert runs == 100 and len(above) <= allowance(runs, 1 - CONFIDENCE), above
 
 
