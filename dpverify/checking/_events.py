@@ -23,6 +23,7 @@ the bound that is reported is computed on the other, independent half with exact
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +33,8 @@ from dpverify.checking._features import fitted_features, reads_bits
 from dpverify.checking._outputs import Outputs, is_number, items_of
 from dpverify.checking._sampling import Summary, summarise
 
-__all__ = ["Interval", "OutcomeSet", "Derived", "Candidate", "clopper_pearson", "log_ratio_bound", "select", "TESTS"]
+__all__ = ["Interval", "OutcomeSet", "Derived", "Candidate", "Selection", "candidates", "choose", "clopper_pearson",
+           "log_ratio_bound", "select", "selection", "trimmed", "TESTS"]
 
 #: How many (pair, event, direction) the test half certifies: the union bound's divisor.
 TESTS = 8
@@ -367,6 +369,72 @@ class _Plan:
     keep_bits: int
 
 
+@dataclass(frozen=True)
+class Selection:
+    """How a test's events are chosen: the ranking's :class:`_Plan` and how many tests each ranking gets."""
+
+    plan: _Plan
+    ratio_tests: int
+    margin_tests: int
+    bits_tests: int
+
+    @property
+    def limits(self) -> dict[str, int]:
+        """The most candidates of each ranking that can be tested (a chunk of pairs keeps no more)."""
+        return {"ratio": self.ratio_tests + self.bits_tests, "margin": self.margin_tests, "bits": self.bits_tests}
+
+
+def selection(pairs: int, *, epsilon: float, delta: float, level: float, size: int, tests: int = TESTS) -> Selection:
+    """The :class:`Selection` of a test at ``level`` per one-sided interval, of ``size`` draws per
+    dataset, over ``pairs`` pairs (see :func:`select`)."""
+    margin_tests = tests // 2 if delta > 0 else tests // 4
+    bits_tests = tests // 4
+    ratio_tests = tests - margin_tests - bits_tests
+    per_pair = [max(1, -(-count // (2 * pairs))) if count else 0 for count in (ratio_tests, margin_tests, bits_tests)]
+    return Selection(_Plan(delta, math.exp(epsilon), size, level, *per_pair), ratio_tests, margin_tests, bits_tests)
+
+
+def candidates(pairs: Iterable[tuple[int, int, int]], summaries: Mapping[int, Summary] | Sequence[Summary],
+               chosen: Selection) -> tuple[list[Candidate], int]:
+    """Every pair's best events (``pairs``: ``(number, i, j)``, in order) and how many were scored."""
+    pool: list[Candidate] = []
+    scored = 0
+    for number, i, j in pairs:
+        found, count = _best(number, i, j, summaries[i], summaries[j], chosen.plan)
+        pool.extend(found)
+        scored += count
+    return pool, scored
+
+
+def _ordered(pool: list[Candidate], kind: str) -> list[Candidate]:
+    """The candidates of one ranking, best first (ties in pair order, then as found)."""
+    return sorted((c for c in pool if c.kind == kind), key=lambda c: (-c.score, c.pair))
+
+
+def trimmed(pool: list[Candidate], chosen: Selection) -> list[Candidate]:
+    """The candidates :func:`choose` could take from ``pool`` whatever the other pairs give: each
+    ranking's best ``limits`` (what a chunk of pairs sends back)."""
+    return [c for kind, limit in chosen.limits.items() for c in _ordered(pool, kind)[:limit]]
+
+
+def choose(pool: list[Candidate], chosen: Selection) -> list[Candidate]:
+    """The events to test, of every pair's candidates (see :func:`select`)."""
+    ratio_tests = chosen.ratio_tests
+    if not any(c.kind == "bits" and c.score > 0 for c in pool):  # no float-structure event stands out:
+        ratio_tests += chosen.bits_tests  # its tests go to the value events
+    picked: list[Candidate] = []
+    for kind, limit in (("ratio", ratio_tests), ("margin", chosen.margin_tests), ("bits", chosen.bits_tests)):
+        ordered = _ordered(pool, kind)
+        # an event with no positive bound on the selection draws is unlikely to give one on the test
+        # draws, and would widen every other interval: only the best is tested when no event has one
+        positive = [c for c in ordered if c.score > 0]
+        picked.extend((positive or ([] if kind == "bits" else ordered[:1]))[:limit])
+    unique: dict[tuple[int, int, Any], Candidate] = {}
+    for candidate in picked:
+        unique.setdefault((candidate.first, candidate.second, candidate.event), candidate)
+    return list(unique.values())
+
+
 def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: float, delta: float, level: float,
            size: int, tests: int = TESTS) -> tuple[list[Candidate], int]:
     """The events the test certifies (at most ``tests``, best first) and how many were scored.
@@ -375,33 +443,12 @@ def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: f
     ``tests``, a quarter (a half when ``delta > 0``) are ranked by the delta they refute at the claimed
     ``epsilon`` (``P(S) - e^eps Q(S)``, the hockey-stick divergence: the events that refute an
     ``(eps, delta)`` claim), a quarter are float-structure events (on the outputs' bits; given to
-    the others when none has a positive score), the rest by their bound on epsilon at ``delta``. Each pair contributes
-    its best events in each direction (``ceil(k / (2 pairs))`` of each ranking, at least one); events
-    with the same counts count once; an event chosen by both rankings is tested once. Events with a
-    positive score are kept (the best one alone of a ranking when none has).
+    the others when none has a positive score), the rest by their bound on epsilon at ``delta``.
+    Each pair contributes its best events in each direction (``ceil(k / (2 pairs))`` of each
+    ranking, at least one); events with the same counts count once; an event chosen by two rankings
+    is tested once. Events with a positive score are kept (the best one alone of a ranking when none
+    has).
     """
-    margin_tests = tests // 2 if delta > 0 else tests // 4
-    bits_tests = tests // 4
-    ratio_tests = tests - margin_tests - bits_tests
-    per_pair = [max(1, -(-count // (2 * len(pairs)))) if count else 0 for count in (ratio_tests, margin_tests, bits_tests)]
-    plan = _Plan(delta, math.exp(epsilon), size, level, *per_pair)
-    pool: list[Candidate] = []
-    scored = 0
-    for number, (i, j) in enumerate(pairs):
-        found, count = _best(number, i, j, summaries[i], summaries[j], plan)
-        pool.extend(found)
-        scored += count
-    chosen: list[Candidate] = []
-    found_bits = [c for c in pool if c.kind == "bits" and c.score > 0]
-    if not found_bits:  # no float-structure event stands out: its tests go to the value events
-        ratio_tests += bits_tests
-    for kind, limit in (("ratio", ratio_tests), ("margin", margin_tests), ("bits", bits_tests)):
-        ordered = sorted((c for c in pool if c.kind == kind), key=lambda c: -c.score)  # stable: pair order on ties
-        # an event with no positive bound on the selection draws is unlikely to give one on the test
-        # draws, and would widen every other interval: only the best is tested when no event has one
-        positive = [c for c in ordered if c.score > 0]
-        chosen.extend((positive or ([] if kind == "bits" else ordered[:1]))[:limit])
-    unique: dict[tuple[int, int, Any], Candidate] = {}
-    for candidate in chosen:
-        unique.setdefault((candidate.first, candidate.second, candidate.event), candidate)
-    return list(unique.values()), scored
+    chosen = selection(len(pairs), epsilon=epsilon, delta=delta, level=level, size=size, tests=tests)
+    pool, scored = candidates(((number, i, j) for number, (i, j) in enumerate(pairs)), summaries, chosen)
+    return choose(pool, chosen), scored

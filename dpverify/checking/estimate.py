@@ -60,13 +60,15 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._events import TESTS, Candidate, clopper_pearson, log_ratio_bound, select
+from dpverify.checking._chunked import CHUNK, CHUNKED_PAIRS, select_on_executor
+from dpverify.checking._events import TESTS, Candidate, clopper_pearson, log_ratio_bound, select, selection
 from dpverify.checking._sampling import PROBE, accepts_size, check_repeatable, draw_round
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, relation
 from dpverify.finite.records import check_records
 from dpverify.parallel.executors import Shared, check_picklable, open_executor
+from dpverify.parallel.progress import Progress
 from dpverify.types import ExecutorSpec, RealNumber, Sampler
 from dpverify.validation import check_callable, check_integer, check_number, claim_number, exact_number
 from dpverify.verdict.assumptions import new_seed
@@ -77,6 +79,8 @@ from dpverify.verdict.results import EstimateResult, EstimateRound, SampledEvent
 __all__ = ["estimate_sampler", "EstimateResult", "SampledEvent", "MIN_SAMPLES", "MAX_DATASETS", "MAX_PAIRS",
            "TIME_BUDGET", "Schedule"]
 
+#: Draws per dataset (half choose, half test) of a run over more than ``CHUNKED_PAIRS`` pairs, by default.
+SCALE_SAMPLES = 4_000
 #: Seconds a run may take when neither ``samples`` nor ``time_budget`` is given.
 TIME_BUDGET = 10.0
 #: Draws per dataset of the first selection draw of a run under a time budget.
@@ -94,9 +98,9 @@ RESERVE = 0.25
 #: The fewest samples per dataset accepted (half of them choose events, half test them).
 MIN_SAMPLES = 1000
 #: The most datasets a ``records``/``n`` enumeration may have (each is sampled ``samples`` times).
-MAX_DATASETS = 100_000
+MAX_DATASETS = 1_000_000
 #: The most pairs it may have (events are chosen for each pair, a few milliseconds each).
-MAX_PAIRS = 100_000
+MAX_PAIRS = 4_000_000
 
 
 def estimate_sampler(
@@ -114,6 +118,7 @@ def estimate_sampler(
     random_state: int | None = None,
     executor: ExecutorSpec = None,
     float_bits: bool = True,
+    progress: bool | Callable[[str], None] = False,
 ) -> EstimateResult:
     """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``.
 
@@ -142,6 +147,8 @@ def estimate_sampler(
         float_bits: also test events on the outputs' float representation (their lowest set bit
             and trailing zeros: a float-structure leak such as Mironov's is then found like any
             other); False judges the outputs as real numbers only (the ideal mechanism).
+        progress: True for a progress bar on stderr (lines when stderr is not a terminal), a
+            callable for progress lines, False for none (:class:`~dpverify.parallel.progress.Progress`).
 
     Returns:
         An :class:`EstimateResult`: VIOLATED when the lower bound exceeds ``epsilon`` (equivalently,
@@ -176,27 +183,48 @@ def estimate_sampler(
     datasets = list(inputs.datasets)
     children = np.random.SeedSequence(seed).spawn(len(datasets))
     first_streams = [child.spawn(2) for child in children]
-    schedule = Schedule(samples, time_budget, started, 1 - confidence)
+    chunked = len(inputs) > CHUNKED_PAIRS
+    if chunked and time_budget is not None:
+        raise InvalidArgument(
+            f"{len(inputs):,} pairs are more than {CHUNKED_PAIRS:,}: their events are chosen on the executors in one "
+            f"round of a fixed size, not under a time budget; pass samples=N (draws per dataset, default "
+            f"{SCALE_SAMPLES:,}) instead of time_budget={time_budget!r}."
+        )
+    schedule = Schedule(SCALE_SAMPLES if chunked and samples is None else samples, None if chunked else time_budget,
+                        started, 1 - confidence)
     # two runs of PROBE samples on the first dataset, both from its selection stream (1-2% of a run)
     check_repeatable(sampler, datasets[0], first_streams[0][0], min(PROBE, schedule.first_draws), batched)
     index_pairs = list(zip(inputs.left.tolist(), inputs.right.tolist()))
     rounds: list[EstimateRound] = []
     tested: list[SampledEvent] = []
     scored = 0
+    meter = Progress(progress)
     with open_executor(executor) as opened:
         runner = check_picklable("sampler", sampler, opened)
         shared = Shared(objects={"sampler": sampler, "batched": batched, "bits": bool(float_bits)})
-        draws = schedule.first_draws
-        began = time.perf_counter()
-        found = runner.map(draw_round, [(d, s[0], draws, [], draws) for d, s in zip(datasets, first_streams)], shared)
-        summaries = [summary for _, summary, _ in found]
-        schedule.record(draws, time.perf_counter() - began, _summarising(found))
+        summaries: list = []
+        if not chunked:
+            draws = schedule.first_draws
+            began = time.perf_counter()
+            found = runner.map(draw_round, [(d, s[0], draws, [], draws) for d, s in zip(datasets, first_streams)],
+                               shared, _meter(meter, "estimate: selection draws", len(datasets), "datasets"))
+            summaries = [summary for _, summary, _ in found]
+            schedule.record(draws, time.perf_counter() - began, _summarising(found))
+        else:
+            schedule.drawn = schedule.first_draws
         number = 1
         while (step := schedule.next_round(number)) is not None:
             size, level, keep = step
             began = time.perf_counter()
-            chosen, count = select(index_pairs, summaries, epsilon=claim[0], delta=claim[1],
-                                   level=level / (2 * TESTS), size=size)
+            if chunked:  # selection draws made and ranked on the executors, a chunk of pairs per task
+                chosen, count = select_on_executor(
+                    runner, {"sampler": sampler, "batched": batched, "bits": bool(float_bits)}, index_pairs, datasets,
+                    [s[0] for s in first_streams], schedule.first_draws,
+                    selection(len(index_pairs), epsilon=claim[0], delta=claim[1], level=level / (2 * TESTS), size=size),
+                    _meter(meter, "estimate: choosing events", -(-len(index_pairs) // CHUNK), "chunks of pairs"))
+            else:
+                chosen, count = select(index_pairs, summaries, epsilon=claim[0], delta=claim[1],
+                                       level=level / (2 * TESTS), size=size)
             scored += count
             chose = time.perf_counter()
             events: list[list] = [[] for _ in datasets]
@@ -205,10 +233,14 @@ def estimate_sampler(
                     if candidate.event not in events[side]:
                         events[side].append(candidate.event)
             streams = [s[1] for s in first_streams] if number == 1 else [c.spawn(1)[0] for c in children]
-            found = runner.map(draw_round, [(d, streams[i], size, events[i], keep) for i, d in enumerate(datasets)],
-                               shared)
+            # a round that keeps draws for later selection draws every dataset; the last, only those it tests
+            drawn = [i for i in range(len(datasets)) if keep or events[i]]
+            found = runner.map(draw_round, [(datasets[i], streams[i], size, events[i], keep) for i in drawn], shared,
+                               _meter(meter, f"estimate: test round {number}", len(drawn), "datasets"))
             drew = time.perf_counter()
-            counts = [dict(zip(events[i], counted)) for i, (counted, _, _) in enumerate(found)]
+            counts: list[dict] = [{} for _ in datasets]
+            for i, (counted, _, _) in zip(drawn, found):
+                counts[i] = dict(zip(events[i], counted))
             if keep:
                 summaries = [old.merged(new) for old, (_, new, _) in zip(summaries, found)]
             certified = _certify(chosen, counts, datasets, size, claim, level / (2 * max(len(chosen), 1)))
@@ -218,7 +250,23 @@ def estimate_sampler(
             best = max((t.epsilon_lower_bound for t in certified), default=-math.inf)
             rounds.append(EstimateRound(schedule.drawn - size, size, len(certified), level, max(best, 0.0), seconds))
             number += 1
+    meter.close()
     return _result(tested, rounds, epsilon, delta, claim, schedule, confidence, seed, started, inputs, batched, scored)
+
+
+def _meter(meter: Progress, label: str, total: int, unit: str) -> Callable[[int], None] | None:
+    """An executor's ``on_done`` callback advancing a progress stage (None when progress is off)."""
+    advance = meter.stage(label, total, unit)
+    if advance is None:
+        return None
+    done = 0
+
+    def on_done(_: int) -> None:
+        nonlocal done
+        done += 1
+        advance(done, total)
+
+    return on_done
 
 
 def _summarising(found: list) -> float:

@@ -185,3 +185,52 @@ def test_the_calibrated_gaussian_is_not_refuted():
 def test_bad_time_budgets_are_refused(changes, message):
     with pytest.raises(InvalidArgument, match=message):
         estimate_sampler(randomized_response, records=(0, 1), n=1, epsilon=1, **changes)
+
+
+# -- many pairs: events chosen on the executors ------------------------------------------------------
+
+
+def biased_parity(dataset, rng, size):
+    """Bernoulli(1/2), but Bernoulli(0.7) when the records sum to 0 mod 3: eps* = ln(0.7/0.5) on
+    output 1, ln(0.5/0.3) = 0.51 on output 0 (on pairs moving the sum into or out of 0 mod 3)."""
+    p = 0.7 if sum(dataset) % 3 == 0 else 0.5
+    return (rng.random(size) < p).astype(int)
+
+
+def test_selection_on_the_executors_chooses_what_the_driver_chooses(monkeypatch):
+    """Chunks of 7 pairs, each drawing its own datasets' selection draws, give the events, counts and
+    bounds of selection in the driver on the same draws (records 0..2, n = 3: 27 datasets and
+    27 x 3 positions x 2 other records / 2 = 81 substitute pairs, each both ways: 12 chunks)."""
+    from dpverify.checking import _chunked
+    from dpverify.checking import estimate as estimate_module
+
+    def run():
+        result = estimate_sampler(biased_parity, records=(0, 1, 2), n=3, epsilon=0.2, samples=4_000, random_state=5)
+        return [(t.dataset, t.neighbor, t.event, t.p_count, t.q_count, t.epsilon_lower_bound) for t in result.tested]
+
+    in_driver = run()
+    monkeypatch.setattr(estimate_module, "CHUNKED_PAIRS", 10)
+    monkeypatch.setattr(_chunked, "CHUNK", 7)
+    chunks = []
+    original = _chunked.select_chunk
+    monkeypatch.setattr(_chunked, "select_chunk", lambda task, shared: chunks.append(len(task[0])) or original(task, shared))
+    on_executors = run()
+    assert chunks == [7] * 11 + [4]  # 81 = 11 x 7 + 4
+    assert on_executors == in_driver and len(in_driver) >= 4
+    assert 0.2 < max(bound for *_, bound in in_driver) <= math.log(0.5 / 0.3)  # eps* = ln(5/3) = 0.511, on output 0
+
+
+def test_over_the_chunked_threshold_a_time_budget_is_refused(monkeypatch):
+    from dpverify.checking import estimate as estimate_module
+
+    monkeypatch.setattr(estimate_module, "CHUNKED_PAIRS", 10)
+    with pytest.raises(InvalidArgument, match=r"81 pairs are more than 10: .*pass samples=N .* instead of time_budget=5"):
+        estimate_sampler(biased_parity, records=(0, 1, 2), n=3, epsilon=0.2, time_budget=5)
+
+
+def test_progress_reports_each_stage():
+    lines: list[str] = []
+    estimate_sampler(biased_parity, records=(0, 1, 2), n=3, epsilon=0.2, samples=4_000, random_state=5,
+                     progress=lines.append)
+    assert lines[0].startswith("estimate: selection draws: 27/27 datasets (100%)")
+    assert any(line.startswith("estimate: test round 1: ") and "datasets (100%)" in line for line in lines)
