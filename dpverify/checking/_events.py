@@ -284,6 +284,10 @@ def _families(first: Summary, second: Summary) -> list[_Family]:
     """Every event family of a pair: on the outputs, on each fixed feature, on each feature fitted
     on the pair's kept draws (:mod:`dpverify.checking._features`)."""
     families = _plain_families(first, second)
+    if first.counts is not None and second.counts is not None:
+        # outputs with few values: every event on a feature of them is a set of outcomes, and the outcome
+        # family already ranks the unions of outcomes by their ratio (the likelihood-ratio order)
+        return families
     for feature, summary in first.derived.items():
         if feature in second.derived:
             families.extend(f.derived(feature) for f in _plain_families(summary, second.derived[feature]))
@@ -295,20 +299,34 @@ def _families(first: Summary, second: Summary) -> list[_Family]:
     return families
 
 
-def _ranked(values: np.ndarray, where: list[tuple[int, int]], families: list[_Family], keep: int, pair: int,
-            first: int, second: int, kind: str) -> list[Candidate]:
+def _ranked(values: np.ndarray, where: tuple[np.ndarray, np.ndarray], families: list[_Family], keep: int,
+            pair: int, first: int, second: int, kind: str) -> list[Candidate]:
+    """The ``keep`` best events by ``values`` (finite ones; ties in index order), events with the same
+    counts on the selection draws counted once."""
     found: list[Candidate] = []
-    seen: set[tuple[int, int, int, int]] = set()  # events alike on the selection draws count once
-    for index in np.argsort(-values, kind="stable").tolist():
-        if len(found) == keep or not np.isfinite(values[index]):
-            break
-        number, k = where[index]
-        family = families[number]
-        counts = (int(family.a[k]), family.n_a, int(family.b[k]), family.n_b)
-        if counts in seen:
-            continue
-        seen.add(counts)
-        found.append(Candidate(float(values[index]), family.make(k), pair, first, second, kind))
+    seen: set[tuple[int, int, int, int]] = set()
+    numbers, ks = where
+    finite = np.flatnonzero(np.isfinite(values))
+    depth = min(finite.size, 8 * keep + 64)
+    head = finite
+    if 0 < depth < finite.size:  # a partial sort: every value at least the depth-th largest (ties kept)
+        cut = np.partition(values[finite], finite.size - depth)[finite.size - depth]
+        head = finite[values[finite] >= cut]
+    for part in (head, None):
+        if part is None:  # the head held fewer distinct events than wanted: the rest, in order
+            if head.size == finite.size:
+                break
+            part = np.setdiff1d(finite, head, assume_unique=True)
+        for index in part[np.argsort(-values[part], kind="stable")].tolist():
+            if len(found) == keep:
+                return found
+            family = families[int(numbers[index])]
+            k = int(ks[index])
+            counts = (int(family.a[k]), family.n_a, int(family.b[k]), family.n_b)
+            if counts in seen:
+                continue
+            seen.add(counts)
+            found.append(Candidate(float(values[index]), family.make(k), pair, first, second, kind))
     return found
 
 
@@ -328,19 +346,19 @@ def _best(pair: int, i: int, j: int, first: Summary, second: Summary, plan: _Pla
     families = _families(first, second)
     for forward in (True, False):
         parts: list[tuple[np.ndarray, int, np.ndarray, int]] = []
-        where: list[tuple[int, int]] = []
         usable: list[_Family] = []
         for family in families:
             if family.forward is not None and family.forward != forward:
                 continue
-            number = len(usable)
             usable.append(family)
             parts.append((family.a, family.n_a, family.b, family.n_b) if forward else (
                 family.b, family.n_b, family.a, family.n_a))
-            where.extend((number, k) for k in range(family.a.size))
-        if not where:
+        sizes = [family.a.size for family in usable]
+        total = sum(sizes)
+        if not total:
             continue
-        z = float(-ndtri(plan.level / len(where)))
+        where = (np.repeat(np.arange(len(usable)), sizes), np.concatenate([np.arange(size) for size in sizes]))
+        z = float(-ndtri(plan.level / total))
         p_lower = np.concatenate([_wilson(a / n_a, plan.size, z)[0] for a, n_a, _, _ in parts])
         q_upper = np.concatenate([_wilson(b / n_b, plan.size, z)[1] for _, _, b, n_b in parts])
         scored += p_lower.size

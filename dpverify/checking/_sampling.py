@@ -252,8 +252,8 @@ def summarise(outputs: Outputs, *, with_features: bool = True, bits: bool = True
     """Draws as a :class:`Summary`: the outputs, and each fixed feature's values on them (without
     the features that read a double's bits when ``bits`` is False)."""
     summary = _plain(outputs)
-    if not with_features:
-        return summary
+    if not with_features or (summary.counts is not None and outputs.kind != "vector"):
+        return summary  # few values: their outcome events cover every event on a feature of them
     for feature in fixed_features(outputs.kind, _width(outputs)):
         if bits or not reads_bits(feature):
             summary.derived[feature] = _plain(feature(outputs))
