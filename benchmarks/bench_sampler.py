@@ -12,7 +12,12 @@ own result (eps_lcb and seconds of :data:`DP_SNIPER`; its runs are at eps = 0.1 
 only the ratio eps_lcb / 0.1 compares). Then the float pair at eps = 0.1, inputs 1.0 vs 0.0: the naive
 ``loc + rng.laplace(0, 1/eps)`` and Mironov's snapping fix, both claimed 0.1-DP.
 
-Targets (met / MISSED per row): <= 10 s each; bound >= 0.95 eps* where eps* is finite; VIOLATED with a
+Two bounds per row: the run's largest (any event), and the largest from events on the outputs' values
+(not their float bits): eps* is the ideal mechanism's, on real numbers, so the value bound is the one
+compared with it (a suite sampler adds double-precision noise to integers, so its float program leaks
+through its low bits as Mironov's Laplace does, and its bit events can exceed the ideal eps*).
+
+Targets (met / MISSED per row): <= 10 s each; value bound >= 0.95 eps* where eps* is finite; VIOLATED with a
 bound >= 3 x the claim where eps* is infinite; SVT 3 flagged (VIOLATED); the naive float Laplace VIOLATED
 with a bound >= 0.5 in <= 30 s; the snapping fix not flagged. A bound above eps* (at most a 1 - confidence
 event) is printed as "ABOVE eps*".
@@ -92,7 +97,10 @@ def _options(args: argparse.Namespace) -> dict:
 
 def _targets(name: str, result, exact: float | None, claim: float) -> list[str]:
     """Each target of the row as 'what met' or 'what MISSED (why)'."""
-    bound, verdict, seconds = result.epsilon_lower_bound, result.verdict, result.seconds
+    verdict, seconds = result.verdict, result.seconds
+    # eps* of a suite mechanism is the ideal one's, on real numbers: compared with the bound from value events
+    # (float-bit events also see the float program's own leak, whose eps* is infinite: Mironov 2012)
+    bound = result.epsilon_lower_bound if exact is None or math.isinf(exact) else result.value_epsilon_lower_bound
     limit = FLOAT_SECONDS if name == "float_laplace" else SECONDS
     found = [("time", seconds <= limit, f"{seconds:.1f} s > {limit:.0f} s")]
     if name == "float_laplace":
@@ -109,6 +117,8 @@ def _targets(name: str, result, exact: float | None, claim: float) -> list[str]:
             found.append(("flagged", verdict is Verdict.VIOLATED, str(verdict)))
     if exact is not None and bound > exact:
         found.append(("sound", False, "ABOVE eps*"))
+    if name == "snapping_laplace" and exact is not None and result.epsilon_lower_bound > exact:
+        found.append(("sound with bit events", False, "ABOVE eps*"))  # its outputs are exact multiples of Lambda
     return [f"{what} met" if met else f"{what} MISSED ({why})" for what, met, why in found]
 
 
@@ -128,12 +138,13 @@ def _snapping_epsilon(mechanism: SnappingLaplaceSampler, first: float, second: f
 
 def _row(label: str, k: str, result, exact: float | None, seed: int, targets: list[str],
          reference: tuple[str, float, float]) -> str:
-    ratio = "-" if exact is None or math.isinf(exact) else f"{result.epsilon_lower_bound / exact:.3f}"
+    ratio = "-" if exact is None or math.isinf(exact) else f"{result.value_epsilon_lower_bound / exact:.3f}"
     exact_text = "-" if exact is None else ("inf" if math.isinf(exact) else f"{exact:.4f}")
     met = all(t.endswith(" met") for t in targets)
+    leak = "bits" if result.witness is not None and result.witness.float_structure else "value"
     return (f"{label:29} {k:>2} {result.pairs:>5} {seed:>4} {result.seconds:>7.2f} {result.epsilon_lower_bound:>8.4f} "
-            f"{str(result.verdict):10} {exact_text:>7} {ratio:>6} {reference[1]:>8.4f} {reference[2]:>7.0f}  "
-            f"{'met' if met else 'MISSED'}: {'; '.join(targets)}")
+            f"{leak:5} {result.value_epsilon_lower_bound:>7.4f} {str(result.verdict):10} {exact_text:>7} {ratio:>6} "
+            f"{reference[1]:>8.4f} {reference[2]:>7.0f}  {'met' if met else 'MISSED'}: {'; '.join(targets)}")
 
 
 def main(argv: list[str]) -> int:
@@ -155,8 +166,11 @@ def main(argv: list[str]) -> int:
           f"random_state=seed ({os.cpu_count()} cores, load {os.getloadavg()[0]:.2f})")
     print("DP-Sniper columns: its eps_lcb and seconds from eval_sp2021/reference-results (dd_search_reg_data.log; "
           "floating_*_data.log), at eps = 0.1 on its own inputs, on its authors' machine: not the same claim or inputs")
-    header = (f"{'mechanism':29} {'k':>2} {'pairs':>5} {'seed':>4} {'seconds':>7} {'bound':>8} {'verdict':10} "
-              f"{'eps*':>7} {'bd/eps*':>6} {'DPS lcb':>8} {'DPS s':>7}  targets")
+    print("bound: the largest (any event; 'bits' when its witness reads the outputs' float bits, a leak of the "
+          "float program); value: from events on the outputs' values (the mechanism on real numbers, compared "
+          "with the exact eps*); val/eps*: value / eps*")
+    header = (f"{'mechanism':29} {'k':>2} {'pairs':>5} {'seed':>4} {'seconds':>7} {'bound':>8} {'by':5} {'value':>7} "
+              f"{'verdict':10} {'eps*':>7} {'val/eps*':>6} {'DPS lcb':>8} {'DPS s':>7}  targets")
     print(header)
     print("-" * len(header))
     rows = met = 0

@@ -262,20 +262,20 @@ def summarise(outputs: Outputs, *, with_features: bool = True, bits: bool = True
     return summary
 
 
-def draw_round(task: tuple, shared: Shared) -> tuple[list[int], Summary | None, float]:
+def draw_round(task: tuple, shared: Shared) -> tuple[list[int], Summary | None, tuple[float, float, float]]:
     """Executor task: one round's draws on one dataset (``task = (dataset, seed, count, events,
     keep)``): ``count`` outputs from a Generator of ``seed``, how many fall in each of ``events``, the
     summary of the first ``keep`` of them (for the next round's selection; None when ``keep`` is 0),
-    and the share of the task's time spent summarising (the schedule plans rounds without it)."""
+    and the seconds spent drawing, counting and summarising (the schedule plans rounds with them)."""
     dataset, seed, count, events, keep = task
     began = time.perf_counter()
     outputs = draw(shared["sampler"], dataset, np.random.default_rng(seed), count, shared["batched"])
+    drawn = time.perf_counter()
     cache: dict = {}
     found = [event.count(outputs, cache) for event in events]
     counted = time.perf_counter()
     summary = summarise(_head(outputs, keep), bits=shared["bits"]) if keep else None
-    ended = time.perf_counter()
-    return found, summary, (ended - counted) / max(ended - began, 1e-9)
+    return found, summary, (drawn - began, counted - drawn, time.perf_counter() - counted)
 
 
 def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batched: bool) -> None:

@@ -62,7 +62,7 @@ import numpy as np
 
 from dpverify.checking._chunked import CHUNK, CHUNKED_PAIRS, select_on_executor
 from dpverify.checking._events import TESTS, Candidate, clopper_pearson, log_ratio_bound, select, selection
-from dpverify.checking._sampling import PROBE, accepts_size, check_repeatable, draw_round
+from dpverify.checking._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, relation
@@ -81,6 +81,8 @@ __all__ = ["estimate_sampler", "EstimateResult", "SampledEvent", "MIN_SAMPLES", 
 
 #: Draws per dataset (half choose, half test) of a run over more than ``CHUNKED_PAIRS`` pairs, by default.
 SCALE_SAMPLES = 4_000
+#: The most draws one executor task makes (a dataset's larger rounds are split, each part its own stream).
+TASK_DRAWS = 2_000_000
 #: Seconds a run may take when neither ``samples`` nor ``time_budget`` is given.
 TIME_BUDGET = 10.0
 #: Draws per dataset of the first selection draw of a run under a time budget.
@@ -92,7 +94,7 @@ GROWTH = 2
 #: A round is the last unless, after it, a last round this many times all draws so far still fits.
 FINAL = 3
 #: The share of the time left a last round is planned to take (the rest absorbs a slower machine).
-SAFETY = 0.8
+SAFETY = 0.9
 #: Seconds of the budget kept back for the last selection and the result.
 RESERVE = 0.25
 #: The fewest samples per dataset accepted (half of them choose events, half test them).
@@ -191,7 +193,7 @@ def estimate_sampler(
             f"{SCALE_SAMPLES:,}) instead of time_budget={time_budget!r}."
         )
     schedule = Schedule(SCALE_SAMPLES if chunked and samples is None else samples, None if chunked else time_budget,
-                        started, 1 - confidence)
+                        started, 1 - confidence, datasets=len(datasets))
     # two runs of PROBE samples on the first dataset, both from its selection stream (1-2% of a run)
     check_repeatable(sampler, datasets[0], first_streams[0][0], min(PROBE, schedule.first_draws), batched)
     index_pairs = list(zip(inputs.left.tolist(), inputs.right.tolist()))
@@ -209,7 +211,7 @@ def estimate_sampler(
             found = runner.map(draw_round, [(d, s[0], draws, [], draws) for d, s in zip(datasets, first_streams)],
                                shared, _meter(meter, "estimate: selection draws", len(datasets), "datasets"))
             summaries = [summary for _, summary, _ in found]
-            schedule.record(draws, time.perf_counter() - began, _summarising(found))
+            schedule.record(draws, time.perf_counter() - began, [timing for _, _, timing in found], 0, draws)
         else:
             schedule.drawn = schedule.first_draws
         number = 1
@@ -232,21 +234,38 @@ def estimate_sampler(
                 for side in (candidate.first, candidate.second):
                     if candidate.event not in events[side]:
                         events[side].append(candidate.event)
+            if schedule.done:  # the last round: sized again for the datasets and events it has
+                size = schedule.resize_last(size, sum(1 for e in events if e), sum(map(len, events)))
             streams = [s[1] for s in first_streams] if number == 1 else [c.spawn(1)[0] for c in children]
-            # a round that keeps draws for later selection draws every dataset; the last, only those it tests
+            # a round that keeps draws for later selection draws every dataset; the last, only those it tests;
+            # a dataset's draws go in tasks of at most TASK_DRAWS (memory; every core busy on a few datasets)
             drawn = [i for i in range(len(datasets)) if keep or events[i]]
-            found = runner.map(draw_round, [(datasets[i], streams[i], size, events[i], keep) for i in drawn], shared,
-                               _meter(meter, f"estimate: test round {number}", len(drawn), "datasets"))
+            tasks, owners = [], []
+            for i in drawn:
+                parts = -(-size // TASK_DRAWS)
+                seeds = [streams[i]] if parts == 1 else streams[i].spawn(parts)
+                for part, part_seed in enumerate(seeds):
+                    count = size // parts + (part < size % parts)
+                    tasks.append((datasets[i], part_seed, count, events[i], keep if part == 0 else 0))
+                    owners.append(i)
+            found = runner.map(draw_round, tasks, shared,
+                               _meter(meter, f"estimate: test round {number}", len(tasks), "tasks"))
             drew = time.perf_counter()
             counts: list[dict] = [{} for _ in datasets]
-            for i, (counted, _, _) in zip(drawn, found):
-                counts[i] = dict(zip(events[i], counted))
+            kept: dict[int, Summary] = {}
+            for i, (counted, summary, _) in zip(owners, found):
+                total = counts[i]
+                for event, value in zip(events[i], counted):
+                    total[event] = total.get(event, 0) + value
+                if summary is not None:
+                    kept[i] = summary
             if keep:
-                summaries = [old.merged(new) for old, (_, new, _) in zip(summaries, found)]
+                summaries = [old.merged(kept[i]) for i, old in enumerate(summaries)]
             certified = _certify(chosen, counts, datasets, size, claim, level / (2 * max(len(chosen), 1)))
             tested.extend(certified)
             seconds = time.perf_counter() - began
-            schedule.record(size, drew - chose, _summarising(found), chose - began)
+            schedule.record(size, drew - chose, [timing for _, _, timing in found], sum(map(len, events)),
+                            keep if keep else 0, (chose - began) + (time.perf_counter() - drew), len(drawn))
             best = max((t.epsilon_lower_bound for t in certified), default=-math.inf)
             rounds.append(EstimateRound(schedule.drawn - size, size, len(certified), level, max(best, 0.0), seconds))
             number += 1
@@ -269,11 +288,6 @@ def _meter(meter: Progress, label: str, total: int, unit: str) -> Callable[[int]
     return on_done
 
 
-def _summarising(found: list) -> float:
-    """The share of a round's task time spent summarising draws (the mean over its tasks)."""
-    return sum(share for _, _, share in found) / max(len(found), 1)
-
-
 class Schedule:
     """How many draws each round makes and the confidence it spends (the module docstring).
 
@@ -287,7 +301,7 @@ class Schedule:
     """
 
     def __init__(self, samples: int | None, time_budget: float | None, started: float, alpha: float,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+                 clock: Callable[[], float] = time.perf_counter, datasets: int = 1) -> None:
         self.clock = clock
         self.adaptive = time_budget is not None or samples is None
         self.cap = samples
@@ -297,8 +311,10 @@ class Schedule:
         self.spent = 0.0
         self.drawn = 0
         self.history: list[tuple[int, float]] = []  # (draws per dataset, seconds drawing) of each round
-        self.keeping = 1.0  # how much longer a round takes when it summarises its draws
+        self.counting = 0.0  # seconds per draw and event counted, per dataset (the last round's)
+        self.summarising = 0.0  # seconds per draw kept for selection (all datasets)
         self.selecting = 0.0  # seconds of the last selection
+        self.datasets = datasets
         self.done = False
         if self.adaptive:
             self.first_draws = FIRST_DRAWS if samples is None else max(min(FIRST_DRAWS, samples // 4), MIN_SAMPLES // 2)
@@ -306,19 +322,32 @@ class Schedule:
             assert samples is not None
             self.first_draws = samples // 2
 
-    def record(self, draws: int, seconds: float, summarising: float, selecting: float = 0.0) -> None:
-        """A round of ``draws`` per dataset took ``seconds`` on the executor (a share ``summarising``
-        of it summarising draws for later selection) after ``selecting`` seconds of selection."""
+    def record(self, draws: int, seconds: float, timings: list[tuple[float, float, float]], events: int,
+               kept: int, selecting: float = 0.0, datasets: int | None = None) -> None:
+        """A round of ``draws`` per dataset on ``datasets`` datasets (all by default) took ``seconds`` on
+        the executor, after ``selecting`` seconds in this process (selection, pooling); ``timings``:
+        each task's seconds drawing, counting (``events`` counted, over all datasets) and summarising
+        ``kept`` draws per dataset for later selection."""
         self.drawn += draws
-        self.history.append((draws, max(seconds * (1 - summarising), 1e-6)))
-        self.keeping = 1 / max(1 - summarising, 0.05)
+        datasets = self.datasets if datasets is None else datasets
+        spent = [sum(column) for column in zip(*timings)] if timings else [1.0, 0.0, 0.0]
+        total = max(sum(spent), 1e-9)
+        drawing, counting, summarising = (seconds * part / total for part in spent)
+        self.history.append((draws, max(drawing / max(datasets, 1), 1e-9)))  # per dataset drawn
+        if events:
+            self.counting = counting / (draws * events)  # per draw and event counted
+        if kept:
+            self.summarising = summarising / (kept * max(datasets, 1))
         self.selecting = selecting
 
-    def _seconds(self, draws: int, *, keep: bool) -> float:
-        """The predicted seconds of a round of ``draws`` per dataset: selection as long as the last
-        one's, and drawing on a line through the last two rounds (a fixed cost -- the executor's
-        dispatch -- and a cost per draw; the last round's rate alone when that line does not rise),
-        times the last round's factor for summarising when the round keeps its draws."""
+    def _seconds(self, draws: int, *, keep: bool, datasets: int | None = None, events: int | None = None) -> float:
+        """The predicted seconds of a round of ``draws`` per dataset on ``datasets`` datasets (all by
+        default) counting ``events`` (two per test by default): this process's share as long as the
+        last round's; drawing on a line through the last two rounds (a fixed cost -- the executor's
+        dispatch -- and a cost per draw; the last round's rate alone when that line does not rise);
+        counting at the last round's rate; summarising the draws kept."""
+        datasets = self.datasets if datasets is None else datasets
+        events = 2 * TESTS if events is None else events
         last_draws, last_seconds = self.history[-1]
         drawing = last_seconds * draws / last_draws
         if len(self.history) >= 2:
@@ -326,17 +355,31 @@ class Schedule:
             if last_draws > before_draws and last_seconds > before_seconds:
                 per_draw = (last_seconds - before_seconds) / (last_draws - before_draws)
                 drawing = max(last_seconds - per_draw * last_draws, 0.0) + per_draw * draws
-        return self.selecting + drawing * (self.keeping if keep else 1.0)
+        kept = min(draws, max(POOL - self.drawn, 0)) if keep else 0
+        return (self.selecting + drawing * datasets + self.counting * draws * events
+                + self.summarising * kept * datasets)
 
-    def _room(self, left: float) -> int:
+    def _room(self, left: float, **work: int) -> int:
         """The most draws per dataset a last round (keeping nothing) can make in ``left`` seconds."""
         low, high = 0, 1
-        while self._seconds(high, keep=False) <= left and high < 1 << 40:
+        while self._seconds(high, keep=False, **work) <= left and high < 1 << 40:
             high *= 2
         while high - low > 1:
             middle = (low + high) // 2
-            low, high = (middle, high) if self._seconds(middle, keep=False) <= left else (low, middle)
+            low, high = (middle, high) if self._seconds(middle, keep=False, **work) <= left else (low, middle)
         return low
+
+    def resize_last(self, size: int, datasets: int, events: int) -> int:
+        """The last round's draws per dataset, planned again once its events are chosen: it draws only
+        ``datasets`` datasets and counts ``events``. Its level is fixed already, and its size is
+        fixed here, before any of its draws."""
+        if not self.adaptive or self.budget is None:
+            return size
+        left = SAFETY * (self.deadline - self.clock() - RESERVE + self.selecting)  # selection is done
+        room = self._room(left, datasets=max(datasets, 1), events=max(events, 1)) if left > 0 else 0
+        if self.cap is not None:
+            room = min(room, self.cap - self.drawn)
+        return max(room, min(size, MIN_SAMPLES // 2))
 
     def next_round(self, number: int) -> tuple[int, float, int] | None:
         """Round ``number``'s test draws per dataset, its level (its share of alpha) and how many of its

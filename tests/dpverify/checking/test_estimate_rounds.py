@@ -62,14 +62,15 @@ def run_schedule(budget: float, cap: int | None, per_draw: list[float], alpha: f
     clock = FakeClock()
     schedule = Schedule(cap, budget, 0.0, alpha, clock=clock)
     clock.now += schedule.first_draws * per_draw[0]
-    schedule.record(schedule.first_draws, schedule.first_draws * per_draw[0], 0.2, 0.0)
+    first = schedule.first_draws * per_draw[0]
+    schedule.record(schedule.first_draws, first, [(0.8 * first, 0.0, 0.2 * first)], 0, schedule.first_draws)
     planned = []
     number = 1
     while (step := schedule.next_round(number)) is not None:
         size, level, keep = step
         seconds = size * per_draw[number % len(per_draw)]
         clock.now += seconds + 0.01
-        schedule.record(size, seconds, 0.2 if keep else 0.0, 0.01)
+        schedule.record(size, seconds, [(0.6 * seconds, 0.2 * seconds, 0.2 * seconds if keep else 0.0)], 8, keep, 0.01)
         planned.append((size, level, keep))
         number += 1
     return planned
@@ -105,11 +106,11 @@ def test_a_schedule_that_spends_alpha_in_every_round_is_caught():
 
     clock = FakeClock()
     schedule = Greedy(None, 10.0, 0.0, 0.05, clock=clock)
-    schedule.record(FIRST_DRAWS, 0.01, 0.0)
+    schedule.record(FIRST_DRAWS, 0.01, [(0.01, 0.0, 0.0)], 0, 0)
     levels = []
     while (step := schedule.next_round(len(levels) + 1)) is not None:
         levels.append(step[1])
-        schedule.record(step[0], step[0] * 1e-7, 0.0)
+        schedule.record(step[0], step[0] * 1e-7, [(step[0] * 1e-7, 0.0, 0.0)], 8, step[2])
     assert len(levels) >= 2 and sum(levels) > 0.05
 
 
@@ -233,4 +234,4 @@ def test_progress_reports_each_stage():
     estimate_sampler(biased_parity, records=(0, 1, 2), n=3, epsilon=0.2, samples=4_000, random_state=5,
                      progress=lines.append)
     assert lines[0].startswith("estimate: selection draws: 27/27 datasets (100%)")
-    assert any(line.startswith("estimate: test round 1: ") and "datasets (100%)" in line for line in lines)
+    assert any(line.startswith("estimate: test round 1: ") and "tasks (100%)" in line for line in lines)
