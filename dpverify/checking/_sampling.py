@@ -36,6 +36,8 @@ from dpverify.parallel.executors import Shared
 __all__ = ["BATCH", "DISCRETE_CAP", "FIT_SAMPLE", "PROBE", "Outputs", "Summary", "accepts_size", "draw",
            "summarise", "draw_round", "check_repeatable"]
 
+#: Past DISCRETE_CAP distinct values, numeric draws still look discrete when each is drawn this often on average.
+REPEATS = 64
 #: Outputs asked of a batched sampler per call (``size=``): bounds its memory, fixes the streams.
 BATCH = 1 << 16
 #: A numeric half with at most this many distinct outputs, each seen twice on average, also gets
@@ -50,8 +52,10 @@ PROBE = 1000
 
 
 def _repeats(distinct: int, size: int) -> bool:
-    """Whether a numeric half looks discrete: few distinct values, each drawn twice on average."""
-    return distinct <= DISCRETE_CAP and 2 * distinct <= size
+    """Whether numeric draws look discrete: each distinct value drawn twice on average, and at most
+    :data:`DISCRETE_CAP` of them, or more when each is drawn :data:`REPEATS` times on average (SVT's
+    1,024 answer vectors of length 10 at a million draws; a continuous output's values never repeat)."""
+    return 2 * distinct <= size and (distinct <= DISCRETE_CAP or REPEATS * distinct <= size)
 
 
 def accepts_size(sampler: Any) -> bool:

@@ -302,7 +302,7 @@ def test_baseline_entry_round_trips_through_the_json_contract(epsilon_star, delt
 def test_a_baseline_file_holds_a_record_a_line_and_a_figure_a_line():
     instance = {"records": [[0, 0], [0, 1]], "n": 1, "neighbors": "substitute", "epsilon": 1.0}
     assert BaselineEntry(instance, math.inf, None, "label_sum").to_json() == f"""{{
-  "schema_version": "1.3",
+  "schema_version": "1.4",
   "document": "baseline",
   "dpverify_version": "{dpverify.__version__}",
   "mechanism": "label_sum",
@@ -436,9 +436,9 @@ def test_a_schema_2_baseline_is_read_and_guards_until_rewritten_as_the_contract(
          "delta='0.1' must be a JSON number or null"),
         ('{"schema_version": 2, "instance": {}, "epsilon_star": 1.0, "epsilon_star_infinite": true, "delta": null}',
          "epsilon_star=1.0 must be null when epsilon_star_infinite is true"),
-        ('{"schema_version": 3}', "schema_version=3 is not one this dpverify reads ('1.3', 2, or files with \"format\": 1)"),
+        ('{"schema_version": 3}', "schema_version=3 is not one this dpverify reads ('1.4', 2, or files with \"format\": 1)"),
         ('{"schema_version": "2.0", "document": "baseline"}',
-         "schema_version='2.0' is not one this dpverify reads (1.x; this dpverify writes '1.3')"),
+         "schema_version='2.0' is not one this dpverify reads (1.x; this dpverify writes '1.4')"),
         ('{"schema_version": "1.1", "document": "audit", "instance": {}}', 'document=\'audit\' must be "baseline"'),
         ('{"schema_version": "1.1", "document": "baseline", "instance": {}, "epsilon_star": 0.5, "delta": null}',
          "epsilon_star=0.5 must be a figure object {\"value\": number | null, \"kind\": \"finite\" | \"+inf\" | "
