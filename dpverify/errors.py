@@ -77,7 +77,13 @@ class NondeterministicMechanism(DpverifyError):
 
 
 class EnvironmentFailure(DpverifyError):
-    """The environment failed (a path cannot be written, an executor cannot start); no verdict."""
+    """The environment failed (a path cannot be written, an executor cannot start); no verdict.
+
+    A process pool's task whose worker died on it twice sets ``task`` (its index in the phase) and
+    ``exit_code`` (the dead worker's, ``-N`` for signal N), for a caller that names its tasks."""
+
+    task: int | None = None
+    exit_code: int | None = None
 
 
 def _rebuild(cls: type, message: str, dataset: Any) -> DpverifyError:

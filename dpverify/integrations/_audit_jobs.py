@@ -202,6 +202,17 @@ def _died(error: BaseException, runner: Any, started: Any, finished: set[int], c
     )
 
 
+def _died_twice(case: Any, code: int) -> EnvironmentFailure:
+    """The failure of a row whose worker died on it, and again when it ran once more on a fresh pool."""
+    how = (f"killed by {_signal_name(code)}{': out of memory, or killed by hand' if code == -signal.SIGKILL else ''}"
+           if code < 0 else f"exit status {code}")
+    return EnvironmentFailure(
+        f"a worker process of the audit died while running audit row {case.claim}/{case.mechanism} "
+        f"({case.instance}) ({how}), and died again when the row was run once more on a fresh pool; no verdict "
+        f"for the rows not yet run; run it alone to see why: dpverify audit --claim {case.claim} --jobs 1."
+    )
+
+
 def run_rows(
     cases: Sequence[Any], order: Sequence[int], *, jobs: int, executor: Any = None,
     on_done: Callable[[RowDone, list[int]], None] | None = None,
@@ -218,7 +229,8 @@ def run_rows(
 
     Raises:
         the first failing row's exception (in case order), as the serial run raises it;
-        EnvironmentFailure: a worker died (the row it ran is named); InvalidArgument: an executor
+        EnvironmentFailure: a worker died twice on one row (a row whose worker dies once runs again on a
+            fresh pool: each row is a pure function of its case; the row is named); InvalidArgument: an executor
         that would run a pool in every worker.
     """
     global _CASES
@@ -251,7 +263,10 @@ def run_rows(
                 _, done = next(ending)
             except StopIteration:
                 break
-            except Exception as error:  # the executor failed (a worker died): no row raises here
+            except Exception as error:  # the executor failed (a worker died twice): no row raises here
+                task, code = getattr(error, "task", None), getattr(error, "exit_code", None)
+                if task is not None and code is not None:  # the pool named the task whose worker died on it twice
+                    raise _died_twice(cases[tasks[task][0]], code) from error
                 raise _died(error, runner, started, set(outcomes), cases) from error
             outcomes[done.index] = done
             if done.error is not None and (first_failed is None or done.index < first_failed):

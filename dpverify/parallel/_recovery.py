@@ -92,11 +92,13 @@ def died_twice(index: int, total: int, phase: Callable[..., Any], code: int) -> 
     """The failure ending a call whose task ``index`` (of ``total``) killed its worker twice: once
     on the first pool, once on the fresh pool it was re-run on."""
     name = getattr(phase, "__qualname__", type(phase).__name__)
-    return EnvironmentFailure(
+    failure = EnvironmentFailure(
         f"executor='processes': a worker process died running chunk {index} of {total} of phase "
         f"{name!r} ({signal_name(code)}), and died again when that chunk was re-run once on a fresh "
         f"pool; no verdict. {_cause(code)}"
     )
+    failure.task, failure.exit_code = index, code  # for a caller that names its tasks (audit rows)
+    return failure
 
 
 def died_unrecoverable(codes: dict[int, int | None]) -> EnvironmentFailure:

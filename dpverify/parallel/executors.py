@@ -309,12 +309,35 @@ class Pending:
                     if future.status != "cancelled":
                         yield keys[future.key], future.result()
             else:
-                position = {future: i for i, future in enumerate(self._futures)}
-                for future in concurrent.futures.as_completed(position):
-                    if not future.cancelled():
-                        yield position[future], future.result()
+                yield from self._completed_pool()
         finally:
             self._release()
+
+    def _completed_pool(self) -> Iterator[tuple[int, Any]]:
+        """:meth:`as_completed` on a process pool: the tasks a dead worker lost are re-run on a fresh
+        pool, as :meth:`_gather_pool` does (a task whose worker dies twice ends the call); a
+        re-run task keeps its position, so :meth:`cancel` still reaches it."""
+        pending = dict(enumerate(self._futures))
+        deaths: dict[int, int] = {}
+        while pending:
+            position = {future: i for i, future in pending.items()}
+            lost = []
+            for future in concurrent.futures.as_completed(position):
+                if future.cancelled():
+                    continue
+                try:
+                    result = future.result()
+                except concurrent.futures.process.BrokenProcessPool:
+                    lost.append(position[future])
+                    continue
+                yield position[future], result
+            pending = {}
+            if lost:
+                if self._retry is None:
+                    raise _recovery.died_unrecoverable({})
+                pending = self._retry.rerun(sorted(lost), deaths)
+                for index, future in pending.items():
+                    self._futures[index] = future
 
     def cancel(self, positions: Iterable[int]) -> None:
         """Cancel the tasks at ``positions`` (in the order they were submitted) that have not started."""

@@ -169,9 +169,53 @@ def _killed() -> Measurement:
     raise AssertionError("still alive")
 
 
+#: The marker file of :func:`_killed_once`: the first worker to run it writes the marker and dies.
+_MARKER = "DPVERIFY_TEST_AUDIT_DEATH_MARKER"
+
+
+def _killed_once() -> Measurement:
+    try:
+        with open(os.environ[_MARKER], "x"):
+            pass
+    except FileExistsError:
+        return Measurement(0.25, 0.0, 1.0, 0.0, Verdict.HOLDS)
+    os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(60)
+    raise AssertionError("still alive")
+
+
+def test_a_row_whose_worker_dies_once_is_run_again_and_the_audit_ends_as_undisturbed(tmp_path, monkeypatch):
+    """The out-of-memory killer's SIGKILL on the worker of row T/victim: the pool is renewed, the rows it
+    lost run again (each row is a pure function of its case), and the figures are the serial run's."""
+    monkeypatch.setenv(_MARKER, str(tmp_path / "died"))
+    cases = [_case("a", _holds), _case("victim", _killed_once), _case("ccc", _holds), _case("dddd", _holds)]
+    parallel = run_audit(cases, jobs=2)
+    assert (tmp_path / "died").exists()  # the worker did die once
+    serial = run_audit(cases, jobs=1)  # the marker exists now: the row computes
+    first = json.loads(contract.dumps(audit_document(serial)))
+    second = json.loads(contract.dumps(audit_document(parallel)))
+    assert _stable(first) == _stable(second)
+    assert [row["epsilon_star"]["value"] for row in second["results"]] == [0.5, 0.25, 0.5, 0.5]
+
+
+def test_on_dask_a_row_whose_worker_dies_once_is_run_again(tmp_path, monkeypatch):
+    """``--jobs 2 --executor dask``: the nanny restarts the killed worker and the scheduler runs the row
+    again (Dask's allowed-failures): the serial figures."""
+    pytest.importorskip("distributed")
+    monkeypatch.setenv(_MARKER, str(tmp_path / "died"))  # before the cluster starts: its workers inherit it
+    cases = [_case("a", _holds), _case("victim", _killed_once), _case("ccc", _holds)]
+    parallel = run_audit(cases, jobs=2, executor="dask")
+    assert (tmp_path / "died").exists()
+    document = json.loads(contract.dumps(audit_document(parallel)))
+    assert [row["epsilon_star"]["value"] for row in document["results"]] == [0.5, 0.25, 0.5]
+
+
 def test_a_worker_that_dies_is_reported_naming_its_row(toy_audit, capsys):
+    # it dies on every run: once on the first pool, again on the fresh one the row was run once more on
     cases = [_case("a", _holds), _case("victim", _killed), _case("ccc", _holds)]
-    with pytest.raises(EnvironmentFailure, match=r"while running audit row T/victim \(n=6\) \(killed by SIGKILL"):
+    with pytest.raises(EnvironmentFailure, match=r"while running audit row T/victim \(n=6\) \(killed by SIGKILL: out of "
+                                                 r"memory, or killed by hand\), and died again when the row was run once "
+                                                 r"more on a fresh pool"):
         run_audit(cases, jobs=2)
     toy_audit(*cases)
     assert main(["audit", "--quiet", "--jobs", "2"]) == 3

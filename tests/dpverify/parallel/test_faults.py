@@ -67,3 +67,15 @@ def test_cli_exit_3_names_the_signal(capsys):
     error = capsys.readouterr().err
     assert code == 3
     assert "SIGKILL" in error and "fewer workers" in error
+
+
+def test_dask_survives_a_worker_killed_once_with_the_undisturbed_result(tmp_path, monkeypatch):
+    """On a LocalCluster the nanny restarts a worker killed by SIGKILL and the scheduler runs its lost
+    tasks again (Dask's allowed-failures, 3): the verdict, eps*, delta and witness of the serial run."""
+    pytest.importorskip("distributed")
+    marker = tmp_path / "died"
+    monkeypatch.setenv(MARKER, str(marker))  # before the cluster starts: its workers inherit it
+    serial = verify(randomized_response_bits, **ARGUMENTS)
+    result = verify(dies_once_on_ones, executor="dask", **ARGUMENTS)
+    assert marker.exists()  # a worker did die on (1, 1, 1)
+    assert _fields(result) == _fields(serial)
