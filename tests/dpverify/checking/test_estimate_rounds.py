@@ -19,7 +19,8 @@ from hypothesis import given, settings
 
 import dpverify
 from dpverify import InvalidArgument, Verdict
-from dpverify.checking.estimate import FIRST_DRAWS, MIN_SAMPLES, Schedule, estimate_sampler
+from dpverify.checking._schedule import FIRST_DRAWS, MIN_SAMPLES, Schedule
+from dpverify.checking.estimate import estimate_sampler
 from dpverify.densities.gaussian_profile import analytic_sigma, delta_for_epsilon
 
 # -- samplers (module level: a process pool pickles them by name) ---------------------------------
