@@ -66,3 +66,9 @@ def divide_by_first(dataset: tuple) -> dict:
     share = Fraction(1, dataset[0])
     return {"out": share / share}
 
+
+
+def laplace_count_sampler(dataset: tuple, rng, size: int = 1):
+    """sum(dataset) + Laplace(1) in double precision, batched: eps = 1 on real numbers, and the float
+    program leaks through its low bits (Mironov 2012)."""
+    return sum(dataset) + rng.laplace(0.0, 1.0, size)

@@ -197,6 +197,22 @@ def test_check_estimate_is_violated_or_undecided_never_holds(capsys):
     assert capsys.readouterr().out.startswith("UNDECIDED")
 
 
+def test_check_estimate_time_budget_and_float_bits(capsys):
+    import json
+
+    args = ["check", "tests.cli_mechanisms:laplace_count_sampler", "--estimate", *BITS, "--seed", "0", "--epsilon", "1.5"]
+    # claimed 1.5 > eps = 1: the float program's low bits refute it all the same (a float-structure witness)
+    assert main([*args, "--samples", "20000", "--format", "json"]) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["witness"]["float_structure"] is True and document["time_budget"] is None
+    assert document["value_epsilon_lower_bound"]["value"] <= 1.0  # the real-number mechanism: eps = 1
+    # judged on real numbers only: no violation of 1.5 (UNDECIDED, exit 4), in rounds within a 1 s budget
+    assert main([*args, "--time-budget", "1", "--no-float-bits", "--format", "json"]) == 4
+    document = json.loads(capsys.readouterr().out)
+    assert document["time_budget"] == 1.0 and len(document["rounds"]) >= 1
+    assert document["witness"]["float_structure"] is False and document["epsilon_lower_bound"]["value"] <= 1.0
+
+
 def test_check_estimate_refuses_exchangeability_flags(capsys):
     code = main(["check", "tests.cli_mechanisms:rr_sampler_numpy", "--estimate", "--black-box", *BITS, "--epsilon", "1"])
     assert code == 2
