@@ -365,7 +365,7 @@ def _result(tested: list[SampledEvent], rounds: list[EstimateRound], epsilon: An
                        f"leaks. Read as real numbers, its outputs give eps >= {max(value_bound, 0.0):.6g}"
                        + (", above the claim too" if value_bound > claim[0] else ", within the claim")
                        + ". Snapping the output to a grid (Mironov) or discrete noise fixes the float leak; "
-                       "float_bits=False judges the real-number mechanism alone")
+                       "float_bits=False (--no-float-bits) judges the real-number mechanism alone")
     elif best is None or not math.isfinite(best.epsilon_lower_bound):
         reason = (f"no violation found at {samples:,} samples per dataset{budget}: no event was likelier under one "
                   "dataset than the other by enough to bound eps above 0; a sample cannot prove the claim "

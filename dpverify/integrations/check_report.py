@@ -30,10 +30,18 @@ def _facts(result: Any) -> list[tuple[str, str]]:
     """The figures of the result, as (name, value) rows."""
     rows = [("claimed", f"eps={result.claimed_epsilon}, delta={result.claimed_delta}")]
     if hasattr(result, "epsilon_lower_bound"):  # a sampled estimate
+        rows.append(("epsilon, at least", f"{number(result.epsilon_lower_bound, 6)} (confidence {result.confidence:g})"))
+        if result.value_epsilon_lower_bound != result.epsilon_lower_bound:  # the largest reads the float bits
+            rows.append(("on real numbers, at least", f"{number(result.value_epsilon_lower_bound, 6)} (events on the "
+                                                      "outputs' values, not their float bits)"))
+        if result.delta_lower_bound > 0:
+            rows.append(("delta at the claimed eps, at least", number(result.delta_lower_bound, 6)))
+        rounds = len(result.rounds)
+        schedule = ("" if result.time_budget is None else
+                    f"; {rounds} test round(s) within a {result.time_budget:g} s budget")
         rows += [
-            ("epsilon, at least", f"{number(result.epsilon_lower_bound, 6)} (confidence {result.confidence:g})"),
             ("input pairs", f"{result.input_set}: {result.pairs:,} pair(s), both directions, {result.datasets:,} datasets"),
-            ("samples", f"{result.samples:,} per dataset; seed {result.seed}"),
+            ("samples", f"{result.samples:,} per dataset{schedule}; seed {result.seed}"),
         ]
     else:
         rows += [
@@ -56,7 +64,12 @@ def _witness(result: Any) -> str:
         return ""
     if not hasattr(witness, "output_set"):  # a sampled event: its own text says it all
         title = "Witness" if result.verdict.value == "VIOLATED" else "Strongest event"
-        return f"<h2 id=\"witness\">{title}</h2>\n<pre>{html.escape(str(witness))}</pre>"
+        lead = ("" if not getattr(witness, "float_structure", False) else
+                "<p>" + html.escape("A float-structure event: it reads the output's low bits, and the floats the "
+                                    "mechanism can output depend on its input (Mironov 2012). The float program "
+                                    "leaks; the mechanism on real numbers is judged by the value events above.")
+                + "</p>\n")
+        return f"<h2 id=\"witness\">{title}</h2>\n{lead}<pre>{html.escape(str(witness))}</pre>"
     within = getattr(witness, "within_rounding", False)
     title = "Closest pair (within rounding)" if within else "Witness"
     lead = ("The pair of neighbouring datasets and the set of outputs on which the claim is broken: M(D) lands in "

@@ -103,3 +103,19 @@ def test_an_estimate_writes_its_bound_and_strongest_event(tmp_path, capsys):
     assert '<h2 id="witness">Witness</h2>' in page
     assert re.search(r"<pre>D  = \(([01]),\)\nD&#x27; = \((?!\1)[01],\)\nS  = \{", page)  # the pair, then its event
     assert 'id="profile"' not in page  # no exact profile from samples
+
+
+def test_an_estimate_page_shows_the_real_number_bound_the_delta_and_the_rounds(tmp_path, capsys):
+    # the float program of sum + Laplace(1) leaks through its low bits (Mironov 2012): the witness is a
+    # float-structure event, and the page gives the bound on real numbers (eps = 1 there) beside it
+    path = tmp_path / "float.html"
+    args = ["check", "tests.cli_mechanisms:laplace_count_sampler", "--estimate", *BITS, "--time-budget", "1",
+            "--seed", "0", "--epsilon", "0.5", "--report", str(path)]
+    assert main(args) == 1
+    capsys.readouterr()
+    page = path.read_text(encoding="ascii")
+    real = float(re.search(r"<th scope=\"row\">on real numbers, at least</th><td>([0-9.]+) ", page).group(1))
+    assert 0.5 < real <= 1.0  # a lower bound on the real-number mechanism's eps = 1
+    assert re.search(r"<th scope=\"row\">delta at the claimed eps, at least</th><td>0\.[0-9]+</td>", page)
+    assert re.search(r"per dataset; [0-9]+ test round\(s\) within a 1 s budget; seed 0", page)
+    assert "A float-structure event: it reads the output&#x27;s low bits" in page
