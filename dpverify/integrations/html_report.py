@@ -102,6 +102,8 @@ section.witness:target{border-color:#0969da;box-shadow:0 0 0 2px #0969da} sectio
 table.facts{border-collapse:collapse;margin:.5em 0;width:100%}
 table.facts th{text-align:left;padding:3px 12px 3px 0;vertical-align:top;white-space:nowrap;font-weight:600}
 table.facts td{padding:3px 0;overflow-wrap:anywhere} table.facts code{font-size:.92em}
+@media (max-width:40em){table.facts th,table.facts td{display:block;white-space:normal;padding:0}
+table.facts td{padding-bottom:.5em}}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,26em),1fr));gap:1em}
 figure.chart{margin:0;padding:.6em;border:1px solid #d0d7de;border-radius:6px;scroll-margin-top:1em;min-width:0}
 figure.chart:target{border-color:#0969da;box-shadow:0 0 0 2px #0969da}
