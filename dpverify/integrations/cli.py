@@ -355,6 +355,7 @@ def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None =
         samples=args.samples,
         time_budget=args.time_budget,
         float_bits=not args.no_float_bits,
+        progress=_progress_wanted(args.progress),
         confidence=args.confidence,
         random_state=args.seed,
         executor=args.executor,
