@@ -195,7 +195,8 @@ def estimate_sampler(
     meter = Progress(progress)
     with open_executor(executor) as opened:
         runner = check_picklable("sampler", sampler, opened)
-        shared = Shared(objects={"sampler": sampler, "batched": batched, "bits": bool(float_bits)})
+        objects = {"sampler": sampler, "batched": batched, "bits": bool(float_bits)}
+        shared = Shared(objects=objects)
         summaries: list = []
         if not chunked:
             draws = schedule.first_draws
@@ -212,7 +213,7 @@ def estimate_sampler(
             began = time.perf_counter()
             if chunked:  # selection draws made and ranked on the executors, a chunk of pairs per task
                 chosen, count = select_on_executor(
-                    runner, {"sampler": sampler, "batched": batched, "bits": bool(float_bits)}, index_pairs, datasets,
+                    runner, objects, index_pairs, datasets,
                     [s[0] for s in first_streams], schedule.first_draws,
                     selection(len(index_pairs), epsilon=claim[0], delta=claim[1], level=level / (2 * TESTS), size=size),
                     _meter(meter, "estimate: choosing events", -(-len(index_pairs) // CHUNK), "chunks of pairs"))

@@ -193,8 +193,7 @@ def _died(error: BaseException, runner: Any, started: Any, finished: set[int], c
     if len(dead) == 1:
         code = codes[int(started[dead[0]])]
         assert code is not None
-        how = (f" (killed by {_signal_name(code)}{': out of memory, or killed by hand' if code == -signal.SIGKILL else ''})"
-               if code < 0 else f" (exit status {code})")
+        how = f" ({_how(code)})"
     where = f" while running audit row {rows}" if rows else ""
     again = f"; run it alone to see why: dpverify audit --claim {cases[named[0]].claim} --jobs 1" if named else ""
     return EnvironmentFailure(
@@ -202,13 +201,18 @@ def _died(error: BaseException, runner: Any, started: Any, finished: set[int], c
     )
 
 
+def _how(code: int) -> str:
+    """How a worker ended: ``killed by SIGKILL: out of memory, or killed by hand``, or its exit status."""
+    if code >= 0:
+        return f"exit status {code}"
+    return f"killed by {_signal_name(code)}{': out of memory, or killed by hand' if code == -signal.SIGKILL else ''}"
+
+
 def _died_twice(case: Any, code: int) -> EnvironmentFailure:
     """The failure of a row whose worker died on it, and again when it ran once more on a fresh pool."""
-    how = (f"killed by {_signal_name(code)}{': out of memory, or killed by hand' if code == -signal.SIGKILL else ''}"
-           if code < 0 else f"exit status {code}")
     return EnvironmentFailure(
         f"a worker process of the audit died while running audit row {case.claim}/{case.mechanism} "
-        f"({case.instance}) ({how}), and died again when the row was run once more on a fresh pool; no verdict "
+        f"({case.instance}) ({_how(code)}), and died again when the row was run once more on a fresh pool; no verdict "
         f"for the rows not yet run; run it alone to see why: dpverify audit --claim {case.claim} --jobs 1."
     )
 

@@ -316,9 +316,11 @@ class Pending:
             self._release()
 
     def _completed_pool(self) -> Iterator[tuple[int, Any]]:
-        """:meth:`as_completed` on a process pool: the tasks a dead worker lost are re-run on a fresh
-        pool, as :meth:`_gather_pool` does (a task whose worker dies twice ends the call); a
-        re-run task keeps its position, so :meth:`cancel` still reaches it."""
+        """``(position, result)`` of each task of a process pool as it ends. The tasks a dead worker
+        lost (``BrokenProcessPool``) are re-run on a fresh pool: each is a pure function of its
+        inputs, so the results are those of an undisturbed run; a task whose worker dies a second
+        time ends the call (:mod:`._recovery`). A re-run task keeps its position, so :meth:`cancel`
+        and :meth:`_release` still reach it."""
         pending = dict(enumerate(self._futures))
         deaths: dict[int, int] = {}
         while pending:
@@ -351,29 +353,12 @@ class Pending:
                 future.cancel()
 
     def _gather_pool(self) -> list:
-        """The results in task order. The tasks a dead worker lost (``BrokenProcessPool``) are re-run
-        on a fresh pool: each is a pure function of its inputs, so the results are those of an
-        undisturbed run; a task whose worker dies a second time ends the call (:mod:`._recovery`)."""
+        """The results in task order (the lost tasks of a dead worker re-run: :meth:`_completed_pool`)."""
         results: list = [None] * len(self._futures)
-        pending = dict(enumerate(self._futures))
-        deaths: dict[int, int] = {}  # task -> times its own worker died running it
-        while pending:
-            position = {future: i for i, future in pending.items()}
-            lost = []
-            for future in concurrent.futures.as_completed(position):
-                try:
-                    results[position[future]] = future.result()
-                except concurrent.futures.process.BrokenProcessPool:
-                    lost.append(position[future])
-                    continue
-                if self._on_done is not None:
-                    self._on_done(position[future])
-            pending = {}
-            if lost:
-                if self._retry is None:
-                    raise _recovery.died_unrecoverable({})
-                pending = self._retry.rerun(sorted(lost), deaths)
-                self._futures = list(pending.values())  # what _release cancels if this raises
+        for position, result in self._completed_pool():
+            results[position] = result
+            if self._on_done is not None:
+                self._on_done(position)
         return results
 
     def _gather_dask(self) -> list:
