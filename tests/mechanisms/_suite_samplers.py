@@ -2,9 +2,12 @@
 
 Each sampler is ``sampler(dataset, rng, size)``: ``size`` independent outputs of the mechanism on
 the query answers ``dataset``, drawn from the :class:`numpy.random.Generator` ``rng``, in the
-output encoding of the exact mechanism it re-implements (written independently of it: the noise
-scales are restated here from the papers, not read off the exact objects, so that the
-cross-check in ``test_estimate_suite.py`` compares two implementations):
+output encoding of the exact mechanism (its noise scales restated from the papers, not read off the
+exact objects, so that the cross-check in ``test_estimate_suite.py`` compares two implementations).
+Report noisy max, noisy max value and the histogram are the shipped samplers of
+:mod:`dpverify.mechanisms.suite_samplers` (the same encoding); the sparse vector sampler here is a
+second implementation in the exact mechanism's own encoding, the answer string (the shipped one
+encodes answers as numbers, for the bench):
 
 * report noisy max (Ding et al. CCS 2018 Alg. 5 / 6): ``argmax_i (q_i + N_i)``, ``N_i`` ~
   ``Lap(2/eps)`` or the one-sided ``Exp(2/eps)``; the index, ``0 .. k-1``, as
@@ -37,60 +40,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpverify.mechanisms.suite_samplers import NoisyHistogramSampler, NoisyMaxValueSampler, ReportNoisyMaxSampler
+
 __all__ = ["ReportNoisyMaxSampler", "NoisyMaxValueSampler", "NoisyHistogramSampler", "SparseVectorSampler",
            "SAMPLERS", "TOP", "BOTTOM"]
 
 TOP, BOTTOM = "⊤", "⊥"
-
-
-def _noise(rng: np.random.Generator, noise: str, scale: float, shape) -> np.ndarray:
-    if noise == "laplace":
-        return rng.laplace(0.0, scale, shape)
-    if noise == "exponential":
-        return rng.exponential(scale, shape)
-    raise ValueError(f"noise must be 'laplace' or 'exponential', got {noise!r}")
-
-
-@dataclass(frozen=True)
-class ReportNoisyMaxSampler:
-    """Ding et al. Alg. 5 (Laplace) / 6 (exponential): the index of the largest ``q_i + N_i``,
-    ``N_i`` of scale ``scale_factor / eps`` (2 in the paper)."""
-
-    epsilon: float
-    noise: str = "laplace"
-    scale_factor: float = 2.0
-
-    def __call__(self, dataset, rng, size):
-        q = np.asarray(dataset, dtype=float)
-        noisy = q + _noise(rng, self.noise, self.scale_factor / self.epsilon, (size, q.size))
-        return np.argmax(noisy, axis=1)
-
-
-@dataclass(frozen=True)
-class NoisyMaxValueSampler:
-    """Ding et al. Alg. 7 / 8 (incorrect): ``max_i (q_i + N_i)``, ``N_i`` of scale ``2/eps``."""
-
-    epsilon: float
-    noise: str = "laplace"
-    scale_factor: float = 2.0
-
-    def __call__(self, dataset, rng, size):
-        q = np.asarray(dataset, dtype=float)
-        return (q + _noise(rng, self.noise, self.scale_factor / self.epsilon, (size, q.size))).max(axis=1)
-
-
-@dataclass(frozen=True)
-class NoisyHistogramSampler:
-    """Ding et al. Alg. 9 (``q + Lap(1/eps)`` per bin) and Alg. 10 (``Lap(eps)``, incorrect): the
-    noisy vector, one ``(size, k)`` row per output."""
-
-    epsilon: float
-    wrong_scale: bool = False
-
-    def __call__(self, dataset, rng, size):
-        q = np.asarray(dataset, dtype=float)
-        scale = self.epsilon if self.wrong_scale else 1 / self.epsilon
-        return q + rng.laplace(0.0, scale, (size, q.size))
 
 
 @dataclass(frozen=True)
