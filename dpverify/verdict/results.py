@@ -269,7 +269,9 @@ class SampledEvent:
         return "\n".join([
             f"D  = {self.dataset}",
             f"D' = {self.neighbor}",
-            f"S  = {{{self.event}}}",
+            # a long event (a union of joint keys) wraps under its brace: 100 columns in the summary's indent
+            textwrap.fill(f"S  = {{{self.event}}}", width=96, subsequent_indent=" " * 6, break_long_words=False,
+                          break_on_hyphens=False),
             f"M(D) in S:  {self.p_count:,} of {self.p_samples:,} ({self.p_frequency:.6g}); P(S) >= {self.p_lower:.6g}",
             f"M(D') in S: {self.q_count:,} of {self.q_samples:,} ({self.q_frequency:.6g}); Q(S) <= {self.q_upper:.6g}",
             f"eps >= ln(({self.p_lower:.6g}{minus}) / {self.q_upper:.6g}) = {self.epsilon_lower_bound:.6g}",
