@@ -57,6 +57,8 @@ from dpverify.errors import (
 )
 from dpverify.finite._lazy import LazyUniform
 from dpverify.finite._legacy import LegacyDraws
+from dpverify.finite._noise import Deferred, NoisePath
+from dpverify.finite._noise_draws import NoiseDraws
 from dpverify.finite._numbers import WAYS_ON, Enclosure, _arguments, _describe, _integer, _number, poisson_hazard
 from dpverify.finite._python_random import COPY_REFUSAL, PythonRandom
 from dpverify.finite._refusals import GENERATOR_APIS, refuse_the_rest
@@ -233,7 +235,7 @@ class RouteSlot:
 ROUTING: ContextVar[RouteSlot | None] = ContextVar("dpverify_routing", default=None)
 
 
-class ExactRandom(LegacyDraws, np.random.RandomState):
+class ExactRandom(NoiseDraws, LegacyDraws, np.random.RandomState):
     """The ``rng`` a sampler receives from :func:`dpverify.from_sampler`: numpy ``Generator``,
     ``RandomState`` and ``random.Random`` draws answered by enumeration (see the module docstring and
     :data:`SUPPORTED_CALLS`). Scalars come back as Python ints (or the chosen element); arrays as
@@ -246,6 +248,7 @@ class ExactRandom(LegacyDraws, np.random.RandomState):
         self._max_depth, self._tail = max_depth, tail
         self._run = 0
         self._hazards: dict[tuple, list] = {}
+        self._feasible_cache: dict = {}
         self._view: PythonRandom | None = None
         self._start([], [], None)
         slot = ROUTING.get()
@@ -275,6 +278,7 @@ class ExactRandom(LegacyDraws, np.random.RandomState):
         self._numerator, self._denominator = 1, 1
         self._bounds: tuple[Fraction, Fraction] | None = None  # the product of the enclosed branch probabilities
         self._inexact = False
+        self._noise = NoisePath()
         self._suspended = False
         self._failure: DpverifyError | None = None
         self._active = True
@@ -324,6 +328,8 @@ class ExactRandom(LegacyDraws, np.random.RandomState):
         indices.append(index)
         if probabilities is None:
             self._denominator *= count
+        elif type(probabilities) is Deferred:
+            pass  # a traced branch: its mass is the integral over the path's region, known at the end
         else:
             whole = len(probabilities) == count
             chosen = probabilities[index] if whole else probabilities[0]
@@ -797,6 +803,10 @@ def _signature_text(signature: Signature | None) -> str:
         first = probabilities[0]
         low, high = (first.lo, first.hi) if isinstance(first, Enclosure) else (first, first)  # an irrational split
         return f"a comparison of rng.random() splitting its interval {float(low):.6g} : {float(1 - high):.6g}"
+    if type(probabilities) is Deferred:
+        if count == 1:
+            return f"rng.{kind}(scale={float(probabilities[0]):.6g})"
+        return f"a traced {kind} of noisy values with {count} possible outcomes"
     how = "uniform" if probabilities is None else "weighted"
     return f"rng.{kind}(...) with {count} {how} outcomes"
 
@@ -815,18 +825,38 @@ def _refused_draw(name: str, reason: str) -> Callable[..., Any]:
 
 
 _CONTINUOUS = (
-    "beta", "chisquare", "dirichlet", "exponential", "f", "gamma", "gumbel", "laplace", "logistic", "lognormal",
+    "beta", "chisquare", "dirichlet", "f", "gamma", "gumbel", "logistic", "lognormal",
     "multivariate_normal", "noncentral_chisquare", "noncentral_f", "normal", "pareto", "power", "rayleigh",
-    "standard_cauchy", "standard_exponential", "standard_gamma", "standard_normal", "standard_t", "triangular", "randn",
+    "standard_cauchy", "standard_gamma", "standard_normal", "standard_t", "triangular", "randn",
     "uniform", "vonmises", "wald", "weibull",
-    "betavariate", "expovariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
+    "betavariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
     "vonmisesvariate", "weibullvariate",
 )
 _UNBOUNDED = ("logseries", "zipf")
 _STATEFUL = ("seed", "getstate", "setstate", "get_state", "set_state", "spawn", "jumped", "bit_generator")
 
+_NOT_TRACED = (
+    "draws from a continuous distribution that is not traced (laplace, exponential and standard_exponential are: "
+    "each becomes a noise variable whose comparisons are integrated exactly)"
+)
+_WHY_NOT: dict[str, str] = {
+    "normal": "draws Gaussian noise, which is not traced: comparisons of Gaussian noise have no closed form. The "
+    "Gaussian mechanism releasing a noisy vector is decided exactly as dpverify.mechanisms.gaussian.GaussianMechanism",
+    "gumbel": "draws Gumbel noise, which is not traced (its density is not piecewise exponential); report noisy max "
+    "with Gumbel noise is the exponential mechanism, dpverify.mechanisms.exponential",
+}
+_WHY_NOT["standard_normal"] = _WHY_NOT["randn"] = _WHY_NOT["gauss"] = _WHY_NOT["normalvariate"] = _WHY_NOT["normal"]
+def _refused_noise(name: str, reason: str) -> Callable[..., Any]:
+    def refused(self: ExactRandom, *args: Any, **kwargs: Any) -> Any:
+        self._refuse_noise(name, args, kwargs, reason)
+
+    refused.__name__ = name
+    refused.__doc__ = f"Refused: {reason}."
+    return refused
+
+
 for _name in _CONTINUOUS:
-    setattr(ExactRandom, _name, _refused_draw(_name, "draws from a continuous distribution"))
+    setattr(ExactRandom, _name, _refused_noise(_name, _WHY_NOT.get(_name, _NOT_TRACED)))
 for _name in _UNBOUNDED:
     setattr(ExactRandom, _name, _refused_draw(_name, "draws from a distribution with infinitely many outcomes"))
 for _name in _STATEFUL:

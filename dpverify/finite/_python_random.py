@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from dpverify.errors import InvalidArgument, MechanismError
+from dpverify.finite._noise import STATISTICAL_WAY
 from dpverify.finite._numbers import WAYS_ON, _arguments, _integer
 from dpverify.finite._refusals import PYTHON_APIS, refuse_the_rest
 
@@ -55,6 +56,21 @@ class PythonRandom(random.SystemRandom):
     def randrange(self, start: Any, stop: Any = None, step: Any = 1) -> int:
         """A uniform element of ``range(start, stop, step)`` (``range(start)`` without stop)."""
         return self._exact.randrange(start, stop, step)
+
+    def expovariate(self, lambd: Any = 1.0) -> Any:
+        """A traced exponential value of rate ``lambd`` (scale ``1 / lambd``; see
+        :mod:`dpverify.finite._noise`)."""
+        from fractions import Fraction
+
+        from dpverify.finite._numbers import _number
+
+        rate, inexact = _number("random.expovariate", "lambd", lambd)
+        if rate <= 0:
+            raise InvalidArgument(f"random.expovariate: lambd must be > 0 (a rate), got lambd={lambd!r}.")
+        value = self._exact.exponential(1 / Fraction(rate))
+        if inexact:
+            self._exact._noise.floats = True
+        return value
 
     def randint(self, a: Any, b: Any) -> int:
         """A uniform integer in ``[a, b]``, both ends included (Python's meaning)."""
@@ -134,13 +150,14 @@ def _refused(name: str, reason: str, fix: str = WAYS_ON) -> Callable[..., Any]:
 
 
 _CONTINUOUS = (
-    "betavariate", "expovariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
+    "betavariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
     "triangular", "uniform", "vonmisesvariate", "weibullvariate",
 )
 _STATE_FIX = "Draw from the rng without seeding it: every combination of draws is enumerated, so there is no state."
 
 for _name in _CONTINUOUS:
-    setattr(PythonRandom, _name, _refused(_name, "draws from a continuous distribution"))
+    setattr(PythonRandom, _name, _refused(_name, "draws from a continuous distribution that is not traced (expovariate "
+                                          "is: it becomes a noise variable)", STATISTICAL_WAY))
 for _name in ("seed", "getstate", "setstate"):
     setattr(PythonRandom, _name, _refused(_name, "works on the state of a generator, and the exact rng has none", _STATE_FIX))
 PythonRandom.randbytes = _refused(  # type: ignore[method-assign]

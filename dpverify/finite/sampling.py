@@ -81,6 +81,7 @@ from dpverify.finite._exact_random import (
     _Abort,
     _Suspend,
 )
+from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath
 from dpverify.finite._global_random import (  # the readers live there now; the old names still work here
     _check_global_states,
     _ctypes_layout,  # noqa: F401
@@ -246,9 +247,10 @@ class Enumeration:
     unexplored, if a ``tail`` allowed any), the number of runs of the sampler (paths, including
     runs suspended below the mass cutoff) and the largest number of draws on one path."""
 
-    distribution: Distribution
+    distribution: Distribution | None  # None when paths drew continuous noise: see ``traced``
     paths: int
     depth: int = 0
+    traced: TracedOutputs | None = None
 
 
 @dataclass
@@ -302,6 +304,8 @@ class _Search:
         self.enclosed: dict[Hashable, list[Fraction]] = {}
         self.inexact = False
         self.replays: list[_Path] = []
+        self.traced: list[TracedPath] = []
+        self.floats = False
         self._complete = 0
         self._sampler = random.Random(_SEED)
 
@@ -341,7 +345,21 @@ class _Search:
     def _add(self, output: Hashable, indices: list[int], signatures: list[Signature]) -> None:
         rng = self.rng
         numerator, denominator, bounds = rng._numerator, rng._denominator, rng._bounds
-        if bounds is None:
+        noise = rng._noise
+        if noise.floats:
+            self.floats = True
+        if noise.variables:
+            if bounds is not None:
+                raise MechanismError(
+                    f"the sampler {self.mechanism.__name__} drew continuous noise on a path whose other branch "
+                    f"probabilities are irrational (an enclosed threshold) on dataset {self.dataset!r}; the two are not "
+                    "integrated together. Make the thresholds of rng.random() comparisons rational, or check the "
+                    "sampler statistically with dpverify.estimate.",
+                    dataset=self.dataset,
+                )
+            self.traced.append(TracedPath(output, Fraction(numerator, denominator), tuple(noise.variables),
+                                          tuple(noise.constraints)))
+        elif bounds is None:
             by_denominator = self.exact.get(output)
             if by_denominator is None:
                 self.exact[output] = {denominator: numerator}
@@ -369,6 +387,16 @@ class _Search:
         Checks that the explored and unexplored masses add up to 1."""
         totals = {o: _fraction_sum(by) for o, by in self.exact.items()}
         name, dataset = self.mechanism.__name__, self.dataset
+        if self.traced:
+            if self.enclosed:
+                raise MechanismError(
+                    f"the sampler {name} drew continuous noise on some paths and made comparisons with irrational "
+                    f"thresholds on others on dataset {dataset!r}; the two are not combined. Make the thresholds "
+                    "rational, or check the sampler statistically with dpverify.estimate.",
+                    dataset=dataset,
+                )
+            outputs = TracedOutputs(totals, tuple(self.traced), self.floats or self.inexact)
+            return Enumeration(None, self.paths, self.depth, traced=outputs)
         if self.enclosed:
             bounds = {o: (totals.get(o, _ZERO) + lo, totals.get(o, _ZERO) + hi) for o, (lo, hi) in self.enclosed.items()}
             bounds.update({o: (t, t) for o, t in totals.items() if o not in bounds})
@@ -443,7 +471,15 @@ class SamplerMechanism:
         return f"from_sampler({self.__name__}, {', '.join(options)})"
 
     def __call__(self, dataset: Any) -> Distribution:
-        return self.enumerate(dataset).distribution
+        enumeration = self.enumerate(dataset)
+        if enumeration.distribution is None:
+            raise MechanismError(
+                f"the sampler {self.__name__} draws continuous noise (laplace, exponential) on dataset {dataset!r}: "
+                "its output probabilities are integrals over the noise, which dpverify.verify computes (pass the "
+                "mechanism to verify), as does dpverify.densities.traced.TracedMechanism(mechanism)(dataset).",
+                dataset=dataset,
+            )
+        return enumeration.distribution
 
     def enumerate(self, dataset: Any) -> Enumeration:
         """Run the sampler on every execution path for ``dataset``: the exact distribution and the
@@ -615,6 +651,10 @@ def _path_text(rng: ExactRandom) -> str:
     for (kind, count, _, _), index in zip(rng._signatures, rng._indices):
         if kind == "random":
             steps.append(f"random() {'<' if index == 0 else '>='} threshold")
+        elif count == 1:
+            steps.append(f"{kind} noise")
+        elif kind == "compare":
+            steps.append(f"noisy comparison {'true' if index == 0 else 'false'}")
         else:
             steps.append(f"{kind} -> outcome {index + 1} of {count}")
     return "[" + ", ".join(steps) + "]"
@@ -642,6 +682,8 @@ def _convert(value: Any, name: str, dataset: Any) -> Any:
         return value
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, Noisy):  # a real number computed from continuous noise: its form, a density later
+        return value.form
     if isinstance(value, np.ndarray):
         return _convert(value.tolist(), name, dataset)
     if isinstance(value, LazyUniform):  # the uniform itself or a value computed from it (a LazyValue)

@@ -182,7 +182,7 @@ def test_routed_refusals_name_the_call(untouched):
         from_sampler(lambda d, rng: secrets.token_hex(4), patch=["secrets"])(())
     with pytest.raises(MechanismError, match=r"rng.seed\(0\) works on the state"):
         from_sampler(lambda d, rng: np.random.seed(0), patch=["numpy"])(())
-    with pytest.raises(MechanismError, match=r"rng.normal\(\) draws from a continuous"):
+    with pytest.raises(MechanismError, match=r"rng.normal\(\) draws Gaussian noise"):
         from_sampler(lambda d, rng: np.random.normal(), patch=["numpy.random"])(())
 
 

@@ -1,0 +1,93 @@
+"""Affine forms in continuous noise variables: the values a traced sampler computes with.
+
+``rng.laplace(loc, scale)`` and ``rng.exponential(scale)`` of the exact rng return no number: they
+return a fresh *noise variable* ``X_i`` (:class:`NoiseVariable`, numbered in draw order on its
+execution path), and arithmetic keeps the affine form ``c + sum_i a_i X_i`` (:class:`Linear`) with
+exact rational ``c`` and ``a_i`` (a float constant is its exact binary value). A comparison of a
+form with a constant or another form is a constraint ``form > 0`` on the path
+(:mod:`dpverify.finite._noise`); the path's probability is the integral of the noise densities over
+the region its constraints cut out (:mod:`dpverify.densities.traced`). Ties have probability 0, so a
+constraint is always read strict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+__all__ = ["NoiseVariable", "Linear", "NOISE_KINDS"]
+
+#: The noise distributions traced, by name: numpy's ``laplace(loc, scale)`` (density
+#: ``exp(-|x|/scale) / (2 scale)``, the ``loc`` kept in the form's constant) and ``exponential(scale)``
+#: (density ``exp(-x/scale) / scale`` on ``x > 0``).
+NOISE_KINDS = ("laplace", "exponential")
+
+
+@dataclass(frozen=True)
+class NoiseVariable:
+    """The noise drawn ``index``-th on a path (from 0): its distribution ``kind`` (one of
+    :data:`NOISE_KINDS`, centred at 0) and its ``scale`` (a positive Fraction)."""
+
+    index: int
+    kind: str
+    scale: Fraction
+
+    def __post_init__(self) -> None:
+        if self.kind not in NOISE_KINDS or not (isinstance(self.scale, Fraction) and self.scale > 0):
+            raise AssertionError(f"dpverify internal error: a noise variable {self.kind}({self.scale!r}) is malformed")
+
+
+@dataclass(frozen=True)
+class Linear:
+    """The affine form ``const + sum coefs[i] * X_i`` (Fractions; ``coefs`` a tuple of ``(index,
+    coefficient)`` sorted by index, no zero coefficient)."""
+
+    const: Fraction
+    coefs: tuple[tuple[int, Fraction], ...] = ()
+
+    @staticmethod
+    def variable(index: int) -> Linear:
+        return Linear(Fraction(0), ((index, Fraction(1)),))
+
+    @staticmethod
+    def constant(value: Fraction) -> Linear:
+        return Linear(Fraction(value))
+
+    @property
+    def indices(self) -> tuple[int, ...]:
+        return tuple(i for i, _ in self.coefs)
+
+    def plus(self, other: Linear) -> Linear:
+        merged = dict(self.coefs)
+        for i, a in other.coefs:
+            merged[i] = merged.get(i, Fraction(0)) + a
+        return Linear(self.const + other.const, tuple(sorted((i, a) for i, a in merged.items() if a)))
+
+    def times(self, factor: Fraction) -> Linear:
+        if not factor:
+            return Linear(Fraction(0))
+        return Linear(self.const * factor, tuple((i, a * factor) for i, a in self.coefs))
+
+    def minus(self, other: Linear) -> Linear:
+        return self.plus(other.times(Fraction(-1)))
+
+    def shifted(self, value: Fraction) -> Linear:
+        return Linear(self.const + value, self.coefs)
+
+    def text(self) -> str:
+        """``2 + X0 - 1/2 X3``: the form as a person reads it."""
+        parts = [] if not self.const and self.coefs else [_number(self.const)]
+        for i, a in self.coefs:
+            sign = "-" if a < 0 else "+"
+            size = abs(a)
+            term = f"X{i}" if size == 1 else f"{_number(size)} X{i}"
+            parts.append(f"{sign} {term}" if parts else (f"-{term}" if a < 0 else term))
+        return " ".join(parts)
+
+
+def _number(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    if value.denominator.bit_length() > 24:  # a float's binary value: its shortest float form
+        return repr(float(value))
+    return f"{value.numerator}/{value.denominator}"

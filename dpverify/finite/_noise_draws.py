@@ -1,0 +1,209 @@
+"""The exact rng's continuous draws: ``laplace`` and ``exponential`` as traced noise variables.
+
+:class:`NoiseDraws` is a mixin of :class:`~dpverify.finite._exact_random.ExactRandom`: the draws
+(numpy's ``Generator`` and ``RandomState`` share their signatures; Python's ``expovariate`` is on
+the ``random.Random`` view) and the choice points of traced values (:mod:`dpverify.finite._noise`):
+a comparison, a k-way extreme, an order. Each choice point's branches carry their constraints; the
+mass of such a branch is deferred to the end of the path (``Deferred`` in the signature: factor 1
+now, the integral later).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dpverify.errors import MechanismError
+from dpverify.finite._linear import Linear, NoiseVariable
+from dpverify.finite._noise import STATISTICAL_WAY, Deferred, NoisePath, Noisy, NoisyArray, as_form, feasible
+from dpverify.finite._numbers import _arguments, _number
+
+__all__ = ["NoiseDraws"]
+
+_FEASIBLE_CACHE_SIZE = 100_000
+_MINUS = Fraction(-1)
+
+
+class NoiseDraws:
+    """Continuous draws and the choice points of traced noise, for the exact rng (module docstring)."""
+
+    _noise: NoisePath
+    _tail: Fraction
+    _name: str
+    _dataset: Any
+    _feasible_cache: dict
+
+    # -- draws -------------------------------------------------------------------------------------
+
+    def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """A traced Laplace value ``loc + X`` (``X`` of density ``exp(-|x|/scale) / (2 scale)``), or a
+        :class:`~dpverify.finite._noise.NoisyArray` of independent ones with ``size`` (parameters
+        broadcast as in numpy)."""
+        return self._noise_draw("laplace", "rng.laplace", (loc, scale), size)
+
+    def exponential(self, scale: Any = 1.0, size: Any = None) -> Any:
+        """A traced exponential value ``X`` of density ``exp(-x/scale) / scale`` on ``x > 0`` (or an
+        array of independent ones)."""
+        return self._noise_draw("exponential", "rng.exponential", (0, scale), size)
+
+    def standard_exponential(self, size: Any = None, dtype: Any = np.float64, method: Any = None, out: Any = None) -> Any:
+        """``exponential(1.0, size)``."""
+        return self._noise_draw("exponential", "rng.standard_exponential", (0, 1), size)
+
+    def expovariate(self, lambd: Any = 1.0) -> Any:
+        """Python's ``expovariate``: a traced exponential value of rate ``lambd`` (scale ``1/lambd``)."""
+        return self.python.expovariate(lambd)  # type: ignore[attr-defined]
+
+    def _noise_draw(self, kind: str, call: str, parameters: tuple[Any, Any], size: Any) -> Any:
+        if self._tail > 0:
+            self._abort(MechanismError(
+                f"{call}: the sampler {self._name} draws continuous noise, and from_sampler(..., tail={float(self._tail):g}) "
+                "explores paths by their mass, which a traced noise path only has once its constraints are integrated. "
+                "Drop tail= (a sampler with continuous noise and no unbounded loop needs none), or check it "
+                f"statistically with dpverify.estimate.",
+                dataset=self._dataset,
+            ))
+
+        def draw(loc: Any, scale: Any) -> Any:
+            return self._variable(kind, call, loc, scale)
+
+        value = self._elementwise(call, size, parameters, draw, object)  # type: ignore[attr-defined]
+        if isinstance(value, np.ndarray):
+            return value.view(NoisyArray) if any(isinstance(item, Noisy) for item in value.flat) else value.astype(float)
+        return value
+
+    def _variable(self, kind: str, call: str, loc: Any, scale: Any) -> Any:
+        path = self._noise
+        where, inexact_loc = _number(call, "loc", loc)
+        width, inexact_scale = _number(call, "scale", scale)
+        if width < 0:
+            self._abort(MechanismError(f"{call}: scale must be >= 0, got scale={scale!r}.", dataset=self._dataset))
+        if inexact_loc or inexact_scale:
+            path.floats = True
+        if width == 0:  # numpy returns loc itself
+            return float(where) if inexact_loc or kind == "exponential" or isinstance(loc, float) else where
+        variable = NoiseVariable(len(path.variables), kind, width)
+        self._choose(kind, 1, Deferred((width,)), False)  # type: ignore[attr-defined]  # a step of the path, replayed
+        path.variables.append(variable)
+        return Noisy(self, Linear(where, ((variable.index, Fraction(1)),)))  # type: ignore[arg-type]
+
+    # -- choice points of traced values ----------------------------------------------------------------
+
+    def _possible(self, extra: Sequence[Linear]) -> bool:
+        """Whether the path's constraints and ``extra`` may all hold (True when undecided here)."""
+        path = self._noise
+        constraints = (*path.constraints, *extra)
+        supports = tuple(v for v in path.variables if v.kind == "exponential")
+        key = (constraints, supports)
+        cache = self._feasible_cache
+        answer = cache.get(key)
+        if answer is None:
+            if len(cache) >= _FEASIBLE_CACHE_SIZE:
+                cache.clear()
+            answer = cache[key] = feasible(constraints, supports) is not False
+        return answer
+
+    def _needed(self, constraints: Sequence[Linear]) -> list[Linear]:
+        """``constraints`` without those the path already implies (their negation is impossible)."""
+        return [form for form in constraints if self._possible([form.times(_MINUS)])]
+
+    def _compare(self, form: Linear, strict: bool) -> bool:
+        """``form > 0`` (``>= 0``) on this run: a two-way choice point when both may hold."""
+        if not form.coefs:
+            return form.const > 0 if strict else form.const >= 0
+        positive = self._possible([form])
+        negative = self._possible([form.times(_MINUS)])
+        if not negative:
+            return True
+        if not positive:
+            return False
+        index = self._choose("compare", 2, Deferred((form,)), False)  # type: ignore[attr-defined]
+        self._noise.constraints.append(form if index == 0 else form.times(_MINUS))
+        return index == 0
+
+    def _extreme(self, lane: list[Any], *, largest: bool) -> int:
+        """The index of the largest (smallest) element of ``lane``: one choice among the elements that
+        can be it, branch ``i`` constraining ``e_i > e_j`` (``e_i < e_j``) for every ``j``. Equal
+        constants tie as numpy's argmax does (the first wins); noisy ties have probability 0."""
+        forms = [self._form(item, "argmax" if largest else "argmin") for item in lane]
+        if not forms:
+            raise ValueError("attempt to get argmax of an empty sequence")
+        options: list[tuple[int, list[Linear]]] = []
+        for i, own in enumerate(forms):
+            needed: list[Linear] | None = []
+            for j, other in enumerate(forms):
+                if j == i:
+                    continue
+                difference = own.minus(other) if largest else other.minus(own)
+                if not difference.coefs:
+                    if difference.const > 0 or (difference.const == 0 and j > i):
+                        continue
+                    needed = None
+                    break
+                assert needed is not None
+                needed.append(difference)
+            if needed is None:
+                continue
+            needed = self._needed(needed)
+            if self._possible(needed):
+                options.append((i, needed))
+        if len(options) == 1:
+            return options[0][0]
+        kind = "argmax" if largest else "argmin"
+        index = self._choose(kind, len(options), Deferred(tuple(tuple(c) for _, c in options)), False)  # type: ignore[attr-defined]
+        winner, constraints = options[index]
+        self._noise.constraints.extend(constraints)
+        return winner
+
+    def _order(self, lane: list[Any]) -> list[int]:
+        """The indices of ``lane`` in increasing order, chosen element by element: the next is any
+        remaining element that can follow the previous one (constraint ``e_next > e_prev``); the chain
+        of a path is its whole region, so each order is one path. Equal constants keep their order."""
+        forms = [self._form(item, "argsort") for item in lane]
+        remaining = list(range(len(forms)))
+        order: list[int] = []
+        while remaining:
+            options: list[tuple[int, list[Linear]]] = []
+            for r in remaining:
+                needed: list[Linear] = []
+                if order:
+                    previous = order[-1]
+                    difference = forms[r].minus(forms[previous])
+                    if not difference.coefs:
+                        if difference.const < 0 or (difference.const == 0 and r < previous):
+                            continue
+                    else:
+                        needed = self._needed([difference])
+                blocked = any(not forms[s].coefs and not forms[r].coefs and (forms[s].const < forms[r].const or (
+                    forms[s].const == forms[r].const and s < r)) for s in remaining if s != r)
+                if not blocked and self._possible(needed):
+                    options.append((r, needed))
+            if len(options) == 1:
+                chosen, constraints = options[0]
+            else:
+                index = self._choose("sort", len(options), Deferred(tuple(tuple(c) for _, c in options)), False)  # type: ignore[attr-defined]
+                chosen, constraints = options[index]
+            self._noise.constraints.extend(constraints)
+            order.append(chosen)
+            remaining.remove(chosen)
+        return order
+
+    def _form(self, item: Any, call: str) -> Linear:
+        if isinstance(item, Noisy) and item._rng is not self:
+            self._abort(MechanismError(f"{call}: a noisy value of another run", dataset=self._dataset))
+        try:
+            return as_form(item)
+        except (TypeError, ValueError):
+            self._abort(MechanismError(
+                f"the sampler {self._name} took the {call} of a vector holding {item!r} beside noisy values on dataset "
+                f"{self._dataset!r}; only numbers and noisy values are compared. {STATISTICAL_WAY}",
+                dataset=self._dataset,
+            ))
+
+    def _refuse_noise(self, call: str, args: tuple, kwargs: dict, why: str) -> Any:
+        self._abort(MechanismError(
+            f"rng.{call}({_arguments(args, kwargs)}) {why}. {STATISTICAL_WAY}", dataset=self._dataset,
+        ))
