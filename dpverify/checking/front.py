@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from dpverify.checking.checker import DEFAULT_MAX_PAIRS, Analysis, verify_datasets
@@ -34,16 +35,19 @@ from dpverify.checking.public_data import PublicDataResult, PublicSamples, all_p
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, check_enumeration_size, relation
 from dpverify.finite.records import check_records
+from dpverify.finite.sampling import SamplerMechanism
 from dpverify.types import ExecutorSpec, Mechanism, Number, PublicMechanism, Sampler
 from dpverify.validation import check_integer
 from dpverify.verdict.claims import ApproximateDp, Claim, PureDp, claim_from_arguments
+from dpverify.verdict.engine import Verdict
 from dpverify.verdict.privacy_loss import profile_grid
 from dpverify.verdict.results import EstimateResult, PairsResult, VerificationResult
 
 if TYPE_CHECKING:  # a protocol only: the Gaussian decision (mpmath) loads when a Gaussian mechanism is checked
     from dpverify.densities.gaussian import GaussianOutput
+    from dpverify.densities.traced import TracedMechanism
 
-__all__ = ["Datasets", "PublicData", "verify", "estimate", "analyze"]
+__all__ = ["Datasets", "PublicData", "verify", "estimate", "analyze", "measurable"]
 
 @dataclass(frozen=True)
 class Datasets:
@@ -273,6 +277,33 @@ def verify(
     checked: Any = mechanism  # its form (one argument, or public and private) is the inputs' kind's
     claimed = claim_from_arguments(claim, epsilon, delta)
     grid = _profile_points(profile)
+    traced = _traced(mechanism, inputs)
+    if traced is not None:  # a sampler drawing continuous noise: its traced paths, integrated
+        checked = mechanism = traced
+        if traced.continuous_output and isinstance(inputs, Datasets):
+            _only("a sampler releasing noisy real numbers", cover=cover, exchangeable_samples=exchangeable_samples)
+            if inputs.exchangeable not in (None, False):
+                raise InvalidArgument("a sampler releasing noisy real numbers is checked on every ordered dataset (its "
+                                      "output is a density); drop exchangeable= from the Datasets.")
+            inputs = inputs.as_pairs(max_pairs=max_pairs)
+        options: dict[str, Any] = {"float_error": float_error, "executor": executor, "seed": seed, "progress": progress,
+                   "max_pairs": max_pairs, "exchangeable_samples": exchangeable_samples, "cover": cover,
+                   "timeout": timeout}
+        result = _verify(checked, inputs, claimed, grid, **options)
+        if traced.floats and not result.verdict.passes and isinstance(claimed, (PureDp, ApproximateDp)):
+            result = _within_rounding(result, traced, inputs, claimed, grid, options)
+        from dpverify.densities.traced import real_arithmetic
+
+        return replace(result, assumptions=(*result.assumptions, real_arithmetic()))
+    return _verify(checked, inputs, claimed, grid, float_error=float_error, executor=executor, seed=seed,
+                   progress=progress, max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, cover=cover,
+                   timeout=timeout)
+
+
+def _verify(checked: Any, inputs: Any, claimed: Claim, grid: Any, *, float_error: Any, executor: Any, seed: Any,
+            progress: Any, max_pairs: int, exchangeable_samples: Any, cover: Any, timeout: Any) -> Any:
+    """:func:`verify` once the mechanism and the inputs are settled: each kind of input to its checker."""
+    mechanism = checked
     if isinstance(inputs, Datasets) and getattr(mechanism, "gaussian_output", False):
         # continuous outputs: every neighbouring pair of the datasets, decided on densities
         _only("a Gaussian mechanism", cover=cover, exchangeable_samples=exchangeable_samples)
@@ -305,6 +336,74 @@ def verify(
         result = verify_pairs(checked, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error,
                               executor=executor, cover=cover, seed=result.seed, profile=points)
     return _with_pairs_profile(result)
+
+
+#: How far a traced program's figures may move when its float constants (a scale ``2.0 / 0.7``) are
+#: read as the reals they stand for instead of their binary values: a relative ``2**-40``.
+ROUNDING_ALLOWANCE = Fraction(1, 2**40)
+
+
+def _within_rounding(result: Any, traced: Any, inputs: Any, claimed: Claim, grid: Any, options: dict) -> Any:
+    """A traced program that read float constants, not passing its claim: decided again at the claim
+    widened by :data:`ROUNDING_ALLOWANCE`. If it passes there, the claim is tight only up to the binary
+    reading of the constants: HOLDS_WITHIN_ROUNDING, never a leak. A violation of the widened claim
+    (beyond rounding) is the verdict, with its witness; an undecided one stays undecided."""
+    from dpverify.validation import exact_number
+
+    widen = 1 + ROUNDING_ALLOWANCE
+    epsilon_ = exact_number("epsilon", claimed.claimed_epsilon) * widen
+    if isinstance(claimed, PureDp):
+        relaxed: Claim = PureDp(epsilon_)
+    else:
+        relaxed = ApproximateDp(epsilon_, min(1, exact_number("delta", claimed.claimed_delta) * widen + Fraction(1, 2**60)))
+    again = _verify(traced, inputs, relaxed, grid, **{**options, "seed": result.seed})
+    if again.verdict is Verdict.VIOLATED:
+        return replace(again, claim=result.claim, claimed_epsilon=result.claimed_epsilon,
+                       claimed_delta=result.claimed_delta)
+    if not again.verdict.passes:
+        return result
+    return replace(result, verdict=Verdict.HOLDS_WITHIN_ROUNDING, holds=True, witness=None, undecided=0, reason=(
+        f"the claim holds within a relative {float(ROUNDING_ALLOWANCE):.2g} of eps and delta: eps*={result.epsilon!r} "
+        "is that of the program's float constants read as their binary values (a scale 2.0 / 0.7 is not 20/7), "
+        "whose rounding moves the figures by about that much"))
+
+
+def _traced(mechanism: Any, inputs: Any) -> TracedMechanism | None:
+    """A :func:`~dpverify.from_sampler` mechanism whose sampler draws continuous noise on the first
+    input, as a :class:`~dpverify.densities.traced.TracedMechanism` (its outputs probed there); None
+    for every other mechanism."""
+    if not isinstance(mechanism, SamplerMechanism):
+        return None
+    if isinstance(inputs, Datasets):
+        records = list(inputs.records)
+        first: Any = (records[0],) * inputs.n if records else None
+    elif isinstance(inputs, InputPairs) and inputs.datasets:
+        first = inputs.datasets[0]
+    else:
+        return None
+    if first is None or mechanism.enumerate(first).traced is None:
+        return None
+    from dpverify.densities.traced import TracedMechanism  # sympy and mpmath load only for traced noise
+
+    traced = TracedMechanism(mechanism)
+    traced.probe(first)
+    return traced
+
+
+def measurable(mechanism: Any, inputs: Datasets) -> Any:
+    """``mechanism`` as :func:`analyze` measures it: a sampler drawing continuous noise with finitely
+    many outputs as its traced, integrated form; every other mechanism as it is. A sampler releasing
+    noisy real numbers is refused (its outputs are densities, which :func:`verify` decides)."""
+    traced = _traced(mechanism, inputs)
+    if traced is None:
+        return mechanism
+    if traced.continuous_output:
+        raise InvalidArgument(
+            f"the sampler {traced.__name__} releases noisy real numbers: its outputs are densities, which analyze() and "
+            "baselines do not measure (they measure finite outputs); decide it with verify(mechanism, inputs, claim), "
+            "whose result gives eps* and delta(eps)."
+        )
+    return traced
 
 
 def estimate(
@@ -373,7 +472,7 @@ def analyze(
             f"analyze() measures every neighbouring pair of Datasets(records, n), got {type(inputs).__name__}; "
             "on given pairs or public data, ask verify(..., profile=True) for the privacy profile."
         )
-    return analyze_datasets(mechanism, **inputs.keywords(), max_pairs=max_pairs, progress=progress,
+    return analyze_datasets(measurable(mechanism, inputs), **inputs.keywords(), max_pairs=max_pairs, progress=progress,
                             executor=executor, seed=seed, exchangeable_samples=exchangeable_samples)
 
 

@@ -556,3 +556,68 @@ class PiecewiseExp:
 
     def rates(self) -> set[Fraction]:
         return {r for piece in self.pieces for (r, _e, _d) in piece}
+
+    # -- affine substitution (the exact path integrals of dpverify.densities._path_integral) ----------
+
+    @classmethod
+    def from_exp_sum(cls, value: ExpSum) -> PiecewiseExp:
+        """The constant function equal to the exact number ``value`` everywhere."""
+        return cls([], [{(Fraction(0), e, 0): a for e, a in value.terms.items()}])
+
+    def times_exp_sum(self, value: ExpSum) -> PiecewiseExp:
+        """``x -> f(x) * value`` for an exact number ``value`` (:meth:`scale` takes a Fraction only)."""
+        pieces: list[Terms] = []
+        for piece in self.pieces:
+            product: Terms = {}
+            for (r, e, d), a in piece.items():
+                for e2, a2 in value.terms.items():
+                    key = (r, e + e2, d)
+                    product[key] = product.get(key, 0) + a * a2
+            pieces.append(product)
+        return PiecewiseExp(self.breaks, pieces)
+
+    def compose(self, alpha: Any, beta: Any) -> PiecewiseExp:
+        """``x -> f(alpha x + beta)``, again piecewise exponential.
+
+        A breakpoint ``b`` moves to ``(b - beta) / alpha``; a term ``a y^d exp(r y + e)`` at
+        ``y = alpha x + beta`` is ``a exp(r beta + e) exp(r alpha x) sum_j C(d, j) alpha^j beta^(d-j) x^j``.
+        ``alpha < 0`` reverses the order of the pieces; ``alpha = 0`` gives the constant ``f(beta)``
+        (:meth:`value`: the right limit at a breakpoint, which for a continuous ``f`` such as an
+        antiderivative is ``f(beta)``)."""
+        alpha, beta = as_fraction("alpha", alpha), as_fraction("beta", beta)
+        if not alpha:
+            return PiecewiseExp.from_exp_sum(self.value(beta))
+        breaks = [(b - beta) / alpha for b in self.breaks]
+        pieces: list[Terms] = []
+        for piece in self.pieces:
+            composed: Terms = {}
+            for (r, e, d), a in piece.items():
+                rate, exponent = r * alpha, r * beta + e
+                for j in range(d + 1):
+                    key = (rate, exponent, j)
+                    composed[key] = composed.get(key, 0) + a * math.comb(d, j) * alpha**j * beta ** (d - j)
+            pieces.append(composed)
+        if alpha < 0:
+            breaks.reverse()
+            pieces.reverse()
+        return PiecewiseExp(breaks, pieces)
+
+    def restricted(self, low: Fraction | None, high: Fraction | None) -> PiecewiseExp:
+        """``f`` on ``(low, high)`` and 0 outside it (None: no bound on that side; an empty interval
+        gives the zero function)."""
+        if low is not None and high is not None and low >= high:
+            return PiecewiseExp([], [{}])
+        breaks: list[Fraction] = []
+        pieces: list[Terms] = []
+        if low is not None:
+            breaks.append(low)
+            pieces.append({})
+        pieces.append(self.piece_at(low))
+        for b in self.breaks:
+            if (low is None or b > low) and (high is None or b < high):
+                breaks.append(b)
+                pieces.append(self.piece_at(b))
+        if high is not None:
+            breaks.append(high)
+            pieces.append({})
+        return PiecewiseExp(breaks, pieces)

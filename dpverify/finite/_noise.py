@@ -43,7 +43,7 @@ import operator
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -51,8 +51,8 @@ from dpverify.errors import MechanismError
 from dpverify.finite._linear import Linear, NoiseVariable
 from dpverify.finite._numbers import _number
 
-if TYPE_CHECKING:
-    from dpverify.finite._exact_random import ExactRandom
+#: The exact rng of the run (dpverify.finite._exact_random.ExactRandom, not imported: it imports this module).
+ExactRandom = Any
 
 __all__ = ["Noisy", "NoisyArray", "Deferred", "NoisePath", "TracedPath", "TracedOutputs", "STATISTICAL_WAY"]
 
@@ -151,6 +151,7 @@ def _refuse(rng: ExactRandom, what: str, why: str) -> NoReturn:
         f"the sampler {rng._name} {what} on dataset {rng._dataset!r}: {why}. {STATISTICAL_WAY}",
         dataset=rng._dataset,
     ))
+    raise AssertionError("unreachable: the rng aborts the run")
 
 
 class Noisy:
@@ -274,14 +275,14 @@ class Noisy:
     def __ge__(self, other: Any) -> Any:
         return self._compare(other, ">=", False)
 
-    def __eq__(self, other: Any) -> Any:  # type: ignore[override]
+    def __eq__(self, other: Any) -> Any:
         form = self._operand(other, "==")
         if form is None:
             return NotImplemented
         difference = self.form.minus(form)
         return not difference.coefs and not difference.const  # a continuous value equals a constant w.p. 0
 
-    def __ne__(self, other: Any) -> Any:  # type: ignore[override]
+    def __ne__(self, other: Any) -> Any:
         equal = self.__eq__(other)
         return equal if equal is NotImplemented else not equal
 
@@ -480,23 +481,23 @@ class NoisyArray(np.ndarray):
             out[index] = choose(list(moved[index]))
         return settle(out)
 
-    def argmax(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def argmax(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:
         rng = self._run_rng()
         return self._lanes(axis, lambda lane: rng._extreme(lane, largest=True))
 
-    def argmin(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def argmin(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:
         rng = self._run_rng()
         return self._lanes(axis, lambda lane: rng._extreme(lane, largest=False))
 
-    def max(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def max(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:
         rng = self._run_rng()
         return self._lanes(axis, lambda lane: lane[rng._extreme(lane, largest=True)])
 
-    def min(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def min(self, axis: Any = None, out: Any = None, **kwargs: Any) -> Any:
         rng = self._run_rng()
         return self._lanes(axis, lambda lane: lane[rng._extreme(lane, largest=False)])
 
-    def argsort(self, axis: Any = -1, kind: Any = None, order: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def argsort(self, axis: Any = -1, kind: Any = None, order: Any = None, **kwargs: Any) -> Any:
         rng = self._run_rng()
         array = self.view(np.ndarray)
         if axis is None:
@@ -507,15 +508,15 @@ class NoisyArray(np.ndarray):
             out[index] = rng._order(list(moved[index]))
         return np.moveaxis(out, -1, axis)
 
-    def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, **kwargs: Any) -> None:  # type: ignore[override]
+    def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, **kwargs: Any) -> None:
         order_ = self.argsort(axis=axis)
         sorted_ = np.take_along_axis(self.view(np.ndarray), order_, axis=axis)
         self.view(np.ndarray)[...] = sorted_
 
-    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def sum(self, axis: Any = None, dtype: Any = None, out: Any = None, **kwargs: Any) -> Any:
         return _reduce(self.view(np.ndarray), operator.add, axis)
 
-    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, **kwargs: Any) -> Any:  # type: ignore[override]
+    def mean(self, axis: Any = None, dtype: Any = None, out: Any = None, **kwargs: Any) -> Any:
         count = self.size if axis is None else self.shape[axis]
         return _reduce(self.view(np.ndarray), operator.add, axis) / count
 

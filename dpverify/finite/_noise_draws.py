@@ -10,9 +10,9 @@ now, the integral later).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -31,6 +31,10 @@ class NoiseDraws:
     """Continuous draws and the choice points of traced noise, for the exact rng (module docstring)."""
 
     _noise: NoisePath
+    _abort: Callable[..., NoReturn]
+    _choose: Callable[..., int]
+    _elementwise: Callable[..., Any]
+    python: Any
     _tail: Fraction
     _name: str
     _dataset: Any
@@ -55,7 +59,7 @@ class NoiseDraws:
 
     def expovariate(self, lambd: Any = 1.0) -> Any:
         """Python's ``expovariate``: a traced exponential value of rate ``lambd`` (scale ``1/lambd``)."""
-        return self.python.expovariate(lambd)  # type: ignore[attr-defined]
+        return self.python.expovariate(lambd)
 
     def _noise_draw(self, kind: str, call: str, parameters: tuple[Any, Any], size: Any) -> Any:
         if self._tail > 0:
@@ -70,7 +74,7 @@ class NoiseDraws:
         def draw(loc: Any, scale: Any) -> Any:
             return self._variable(kind, call, loc, scale)
 
-        value = self._elementwise(call, size, parameters, draw, object)  # type: ignore[attr-defined]
+        value = self._elementwise(call, size, parameters, draw, object)
         if isinstance(value, np.ndarray):
             return value.view(NoisyArray) if any(isinstance(item, Noisy) for item in value.flat) else value.astype(float)
         return value
@@ -86,9 +90,9 @@ class NoiseDraws:
         if width == 0:  # numpy returns loc itself
             return float(where) if inexact_loc or kind == "exponential" or isinstance(loc, float) else where
         variable = NoiseVariable(len(path.variables), kind, width)
-        self._choose(kind, 1, Deferred((width,)), False)  # type: ignore[attr-defined]  # a step of the path, replayed
+        self._choose(kind, 1, Deferred((width,)), False)  # a step of the path, replayed
         path.variables.append(variable)
-        return Noisy(self, Linear(where, ((variable.index, Fraction(1)),)))  # type: ignore[arg-type]
+        return Noisy(self, Linear(where, ((variable.index, Fraction(1)),)))
 
     # -- choice points of traced values ----------------------------------------------------------------
 
@@ -120,7 +124,7 @@ class NoiseDraws:
             return True
         if not positive:
             return False
-        index = self._choose("compare", 2, Deferred((form,)), False)  # type: ignore[attr-defined]
+        index = self._choose("compare", 2, Deferred((form,)), False)
         self._noise.constraints.append(form if index == 0 else form.times(_MINUS))
         return index == 0
 
@@ -153,7 +157,7 @@ class NoiseDraws:
         if len(options) == 1:
             return options[0][0]
         kind = "argmax" if largest else "argmin"
-        index = self._choose(kind, len(options), Deferred(tuple(tuple(c) for _, c in options)), False)  # type: ignore[attr-defined]
+        index = self._choose(kind, len(options), Deferred(tuple(tuple(c) for _, c in options)), False)
         winner, constraints = options[index]
         self._noise.constraints.extend(constraints)
         return winner
@@ -184,7 +188,7 @@ class NoiseDraws:
             if len(options) == 1:
                 chosen, constraints = options[0]
             else:
-                index = self._choose("sort", len(options), Deferred(tuple(tuple(c) for _, c in options)), False)  # type: ignore[attr-defined]
+                index = self._choose("sort", len(options), Deferred(tuple(tuple(c) for _, c in options)), False)
                 chosen, constraints = options[index]
             self._noise.constraints.extend(constraints)
             order.append(chosen)

@@ -81,13 +81,13 @@ from dpverify.finite._exact_random import (
     _Abort,
     _Suspend,
 )
-from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath
 from dpverify.finite._global_random import (  # the readers live there now; the old names still work here
     _check_global_states,
     _ctypes_layout,  # noqa: F401
     _global_states,
     _numpy_state,  # noqa: F401
 )
+from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath
 from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
 from dpverify.types import RealNumber, Sampler
@@ -505,6 +505,7 @@ class SamplerMechanism:
             return
         if self.deterministic or self._draws_seen:
             return
+        assert enumeration.distribution is not None  # a path that drew nothing drew no noise
         (output,) = enumeration.distribution.support
         if self._silent is None:
             self._silent = (dataset, output)

@@ -490,7 +490,10 @@ class BaselineStore:
         records = tuple(records)
         if epsilon is not None:
             check_epsilon(epsilon)
-        analysis = analyze(mechanism, records=records, n=n, neighbors=neighbors, **analyze_kwargs)
+        from dpverify.checking.front import Datasets, measurable
+
+        measured_mechanism = measurable(mechanism, Datasets(records, n, neighbors))  # traced noise: integrated
+        analysis = analyze(measured_mechanism, records=records, n=n, neighbors=neighbors, **analyze_kwargs)
         symmetry = analysis.symmetry
         if symmetry is not None and symmetry.violation is None and not symmetry.proved:
             if analyze_kwargs.get("exchangeable") != "assume":

@@ -79,7 +79,8 @@ class VerificationResult:
             positive, ``epsilon`` and ``delta`` are the explored outputs' figures (bounds, not the
             true worst case) and the verdict accounts for the unexplored mass
             (:mod:`dpverify.verdict._unexplored`).
-        reason: why the verdict is UNDECIDED when the unexplored mass leaves the claim open, with
+        reason: why the verdict is HOLDS_WITHIN_ROUNDING when a traced program's float constants make
+            its claim tight only up to their binary reading; why it is UNDECIDED when the unexplored mass leaves the claim open, with
             the fix; empty otherwise.
         profile: the worst-case privacy profile ``((eps, delta(eps)), ...)`` over the pairs, when
             ``verify(..., profile=)`` asked for it (float64 sweeps of the rows the verdict was
@@ -159,10 +160,11 @@ class VerificationResult:
                 "outcome); eps* and delta(eps) are the explored outputs' figures, and the verdict accounts for the rest"
             )
         if self.reason:
-            lines.append(f"  undecided: {self.reason}")
+            rounding = self.verdict is Verdict.HOLDS_WITHIN_ROUNDING
+            lines.append(f"  {'within rounding' if rounding else 'undecided'}: {self.reason}")
         if self.undecided:
             lines.append(f"  {self.undecided} pair(s) could not be decided exactly: not claimed to hold")
-        if self.verdict is Verdict.HOLDS_WITHIN_ROUNDING:
+        if self.verdict is Verdict.HOLDS_WITHIN_ROUNDING and not self.reason:
             lines.append(
                 f"  {self.within_rounding} pair(s) within the float error of the claim (relative "
                 f"{self.float_error:.3g} per probability): the claim holds up to rounding; to certify it, "

@@ -1,0 +1,215 @@
+"""Samplers with traced continuous noise through the front door: verdicts, figures and witnesses
+against closed forms written here, the real-arithmetic assumption, the rounding of float constants,
+and the total-mass invariant (a mutant that drops a branch must be caught)."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import dpverify.finite._noise_draws as noise_draws
+import dpverify.finite.sampling as sampling
+from dpverify import ApproximateDp, Datasets, PureDp, analyze, from_sampler, verify
+from dpverify.checking.input_pairs import InputPairs
+from dpverify.densities.continuous import MixedOutput, ProductOutput
+from dpverify.densities.traced import REAL, TracedMechanism
+from dpverify.errors import InvalidArgument, MechanismError
+from dpverify.mechanisms.noisy_max import ReportNoisyMax
+from dpverify.verdict.engine import Verdict
+
+
+def laplace_cdf(x: float, scale: float) -> float:
+    """P(Lap(scale) <= x), written out: e^(x/b)/2 below 0, 1 - e^(-x/b)/2 above."""
+    return math.exp(x / scale) / 2 if x < 0 else 1 - math.exp(-x / scale) / 2
+
+
+def _module_level_noisy_max(dataset, rng):  # module level: picklable for a process pool
+    return int(np.argmax(np.asarray(dataset) + rng.laplace(scale=2 / 0.7, size=len(dataset))))
+
+
+def release(scale):
+    def sampler(dataset, rng):
+        return dataset[0] + rng.laplace(scale=scale)
+
+    return sampler
+
+
+# -- plain user code ----------------------------------------------------------------------------------
+
+
+def test_the_laplace_mechanism_holds_at_its_scale_under_real_arithmetic():
+    result = verify(from_sampler(release(2.0)), Datasets([0, 1], n=1), PureDp(0.5))
+    assert result.verdict is Verdict.HOLDS and result.epsilon == 0.5  # sensitivity 1 / scale 2
+    assert [a.name for a in result.assumptions] == ["real arithmetic"]
+    assert "assuming real arithmetic" in result.summary() and "Mironov 2012" in result.summary()
+
+
+def test_the_laplace_mechanism_at_half_the_scale_is_violated_with_a_real_witness():
+    result = verify(from_sampler(release(1.0)), Datasets([0, 1], n=1), PureDp(0.5))
+    assert result.verdict is Verdict.VIOLATED and result.epsilon == pytest.approx(1.0, rel=1e-12)
+    witness = result.witness
+    assert {witness.dataset, witness.neighbor} == {(0,), (1,)}
+    # S is an interval of the output; its probabilities under Lap(1) centred at the two datasets' values
+    (text,) = witness.output_set
+    low, high = (float(x) for x in text.split("[")[1].rstrip("]").split(", "))
+    center_p, center_q = witness.dataset[0], witness.neighbor[0]
+    p = laplace_cdf(high - center_p, 1.0) - laplace_cdf(low - center_p, 1.0)
+    q = laplace_cdf(high - center_q, 1.0) - laplace_cdf(low - center_q, 1.0)
+    assert float(witness.p) == pytest.approx(p, rel=1e-12) and float(witness.q) == pytest.approx(q, rel=1e-12)
+    assert witness.p > math.exp(0.5) * witness.q
+
+
+def test_an_approximate_claim_reads_delta_of_the_laplace_mechanism():
+    # delta(eps) of Lap(2) at sensitivity 1: 1 - e^((eps - 1/2)/2); at eps = 0.4: 1 - e^-0.05 = 0.0487706
+    result = verify(from_sampler(lambda d, rng: sum(d) + rng.laplace(scale=2.0)), Datasets([0, 1], n=2),
+                    ApproximateDp(0.4, 0.05))
+    assert result.verdict is Verdict.HOLDS and result.delta == pytest.approx(1 - math.exp(-0.05), rel=1e-9)
+    assert verify(from_sampler(lambda d, rng: sum(d) + rng.laplace(scale=2.0)), Datasets([0, 1], n=2),
+                  ApproximateDp(0.4, 0.048)).verdict is Verdict.VIOLATED
+
+
+def test_a_value_or_false_output_is_atoms_and_a_density():
+    def above_one(dataset, rng):
+        value = dataset[0] + rng.laplace(scale=2.0)
+        return value if value > 1 else False
+
+    # the atom False: P = F(1 - q) (ratio at most e^(1/2)); the density f(v - q) above 1: ratio e^(1/2)
+    mechanism = TracedMechanism(from_sampler(above_one))
+    assert mechanism.probe((0,))
+    output = mechanism.output_density((0,))
+    assert isinstance(output, MixedOutput) and set(output.atoms) == {False} and set(output.densities) == {REAL}
+    assert output.atoms[False].to_float() == pytest.approx(laplace_cdf(1, 2.0), rel=1e-15)
+    assert verify(from_sampler(above_one), Datasets([0, 1], n=1), PureDp(0.5)).verdict is Verdict.HOLDS
+    assert verify(from_sampler(above_one), Datasets([0, 1], n=1), PureDp(0.49)).verdict is Verdict.VIOLATED
+
+
+def test_a_noisy_vector_without_comparisons_is_a_product():
+    def histogram(dataset, rng):
+        return np.asarray(dataset) + rng.laplace(scale=2.0, size=len(dataset))
+
+    mechanism = TracedMechanism(from_sampler(histogram))
+    assert mechanism.probe((0, 1)) and isinstance(mechanism.output_density((0, 1)), ProductOutput)
+    # one record changes one bin by 1 here (substitute on n = 2 changes one coordinate by 1): eps* = 1/2
+    result = verify(from_sampler(histogram), Datasets([0, 1], n=2), PureDp(0.5))
+    assert result.verdict is Verdict.HOLDS and result.epsilon == pytest.approx(0.5)
+
+
+def test_report_noisy_max_on_datasets_equals_the_hand_written_mechanism():
+    def noisy_max(dataset, rng):
+        return int(np.argmax(np.asarray(dataset) + rng.laplace(scale=2.0, size=len(dataset))))
+
+    traced = verify(from_sampler(noisy_max), Datasets([0, 1], n=3), PureDp(1))
+    hand = verify(ReportNoisyMax(1), Datasets([0, 1], n=3), PureDp(1))
+    assert traced.verdict is hand.verdict is Verdict.HOLDS
+    assert traced.epsilon == pytest.approx(hand.epsilon, rel=1e-12)
+    values = TracedMechanism(from_sampler(noisy_max)).exact_values((1, 0, 0))
+    assert values == ReportNoisyMax(1).exact_values((1, 0, 0))  # the same ExpSums, exactly
+
+
+def test_a_finite_traced_mechanism_is_a_distribution_when_called():
+    mechanism = TracedMechanism(from_sampler(lambda d, rng: d[0] + rng.laplace(scale=1) > 0))
+    distribution = mechanism((0,))
+    assert distribution[True] == pytest.approx(0.5) and distribution[False] == pytest.approx(0.5)
+
+
+# -- floats: a claim tight only up to the binary reading of the constants --------------------------------
+
+
+def test_a_float_scale_tight_only_up_to_its_reading_is_within_rounding_never_a_leak():
+    # 1/0.07 as a double is below 100/7, so eps* = 1/double(1/0.07) exceeds 7/100 by about 1e-17
+    assert Fraction(1 / 0.07) < 1 / Fraction(7, 100)
+    result = verify(from_sampler(release(1 / 0.07)), Datasets([0, 1], n=1), PureDp(Fraction(7, 100)))
+    assert result.verdict is Verdict.HOLDS_WITHIN_ROUNDING and result.holds and result.witness is None
+    assert "within rounding" in result.summary()
+
+
+def test_a_leak_beyond_rounding_is_still_a_violation():
+    result = verify(from_sampler(release(0.99 / 0.07)), Datasets([0, 1], n=1), PureDp(Fraction(7, 100)))
+    assert result.verdict is Verdict.VIOLATED and result.witness is not None
+
+
+# -- invariants -------------------------------------------------------------------------------------------
+
+
+def test_a_path_lost_is_caught_by_the_total(monkeypatch):
+    # the mutant: the search drops the traced paths ending in 1 (mass lost, nothing compensates it)
+    original = sampling._Search._add
+
+    def losing(self, output, indices, signatures):
+        if output == 1 and self.rng._noise.variables:
+            return
+        original(self, output, indices, signatures)
+
+    monkeypatch.setattr(sampling._Search, "_add", losing)
+    with pytest.raises(AssertionError, match="not exactly 1"):
+        verify(from_sampler(_module_level_noisy_max), InputPairs.statdp(3), PureDp(1))
+
+
+def _programs():
+    def svt(dataset, rng):
+        rho = rng.laplace(scale=2)
+        answers = []
+        for q in dataset:
+            above = q + rng.laplace(scale=4) >= Fraction(1, 2) + rho
+            answers.append(bool(above))
+            if above:
+                break
+        return tuple(answers)
+
+    def order(dataset, rng):
+        return tuple(int(i) for i in np.argsort(np.asarray(dataset) + rng.exponential(2, size=len(dataset))))
+
+    def clipped(dataset, rng):
+        value = np.clip(sum(dataset) + rng.laplace(), 0, 2)
+        return bool(value > 1), bool(abs(value - 1) > Fraction(1, 2))
+
+    return [_module_level_noisy_max, svt, order, clipped]
+
+
+@pytest.mark.parametrize("program", _programs(), ids=lambda p: p.__name__)
+def test_pruning_drops_only_branches_of_probability_zero(program, monkeypatch):
+    # the naive reference: every branch kept (no pruning, no implied comparison skipped); the pruned
+    # tracer must give exactly the same probabilities (an impossible branch integrates to 0)
+    for dataset in [(0, 1, 1), (1, 0, 2)]:
+        pruned = TracedMechanism(from_sampler(program)).exact_values(dataset)
+        with monkeypatch.context() as patched:
+            patched.setattr(noise_draws.NoiseDraws, "_possible", lambda self, extra: True)
+            naive = TracedMechanism(from_sampler(program)).exact_values(dataset)
+        assert pruned == naive
+
+
+def test_outputs_of_two_forms_are_refused():
+    def sometimes(dataset, rng):
+        value = dataset[0] + rng.laplace()
+        return value if dataset[0] else value > 0
+
+    with pytest.raises(MechanismError, match="one mechanism's outputs must have one form"):
+        verify(from_sampler(sometimes), Datasets([0, 1], n=1), PureDp(1))
+
+
+def test_two_noisy_numbers_after_a_comparison_are_refused():
+    def both(dataset, rng):
+        x, y = rng.laplace(size=2)
+        return (x, y) if x > y else (y, x)
+
+    with pytest.raises(MechanismError, match="only one released real number per output"):
+        verify(from_sampler(both), Datasets([0, 1], n=1), PureDp(1))
+
+
+def test_analyze_measures_finite_traced_outputs_and_refuses_densities():
+    def noisy_max(dataset, rng):
+        return int(np.argmax(np.asarray(dataset) + rng.laplace(scale=2.0, size=len(dataset))))
+
+    analysis = analyze(from_sampler(noisy_max), Datasets([0, 1], n=3))
+    assert analysis.epsilon_star() == pytest.approx(verify(ReportNoisyMax(1), Datasets([0, 1], n=3), PureDp(1)).epsilon)
+    with pytest.raises(InvalidArgument, match="releases noisy real numbers"):
+        analyze(from_sampler(release(1.0)), Datasets([0, 1], n=1))
+
+
+def test_processes_give_the_serial_verdict():
+    serial = verify(from_sampler(_module_level_noisy_max), InputPairs.statdp(4), PureDp(0.7))
+    pooled = verify(from_sampler(_module_level_noisy_max), InputPairs.statdp(4), PureDp(0.7), executor="processes")
+    assert (pooled.verdict, pooled.epsilon) == (serial.verdict, serial.epsilon)
