@@ -279,6 +279,7 @@ class ExactRandom(NoiseDraws, LegacyDraws, np.random.RandomState):
         self._bounds: tuple[Fraction, Fraction] | None = None  # the product of the enclosed branch probabilities
         self._inexact = False
         self._noise = NoisePath()
+        self._asked = [-1, 0]
         self._suspended = False
         self._failure: DpverifyError | None = None
         self._active = True

@@ -58,6 +58,8 @@ class Linear:
         return tuple(i for i, _ in self.coefs)
 
     def plus(self, other: Linear) -> Linear:
+        if not other.coefs:
+            return Linear(self.const + other.const, self.coefs)
         merged = dict(self.coefs)
         for i, a in other.coefs:
             merged[i] = merged.get(i, Fraction(0)) + a
@@ -69,7 +71,15 @@ class Linear:
         return Linear(self.const * factor, tuple((i, a * factor) for i, a in self.coefs))
 
     def minus(self, other: Linear) -> Linear:
-        return self.plus(other.times(Fraction(-1)))
+        if not other.coefs:
+            return Linear(self.const - other.const, self.coefs)
+        merged = dict(self.coefs)
+        for i, a in other.coefs:
+            merged[i] = merged.get(i, 0) - a
+        return Linear(self.const - other.const, tuple(sorted((i, a) for i, a in merged.items() if a)))
+
+    def negated(self) -> Linear:
+        return Linear(-self.const, tuple((i, -a) for i, a in self.coefs))
 
     def shifted(self, value: Fraction) -> Linear:
         return Linear(self.const + value, self.coefs)

@@ -242,7 +242,7 @@ class Noisy:
                 "1 / x is not affine: only sums of noise times constants are traced")
 
     def __neg__(self) -> Noisy:
-        return Noisy(self._rng, self.form.times(Fraction(-1)))
+        return Noisy(self._rng, self.form.negated())
 
     def __pos__(self) -> Noisy:
         return self

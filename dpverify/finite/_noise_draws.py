@@ -24,7 +24,6 @@ from dpverify.finite._numbers import _arguments, _number
 __all__ = ["NoiseDraws"]
 
 _FEASIBLE_CACHE_SIZE = 100_000
-_MINUS = Fraction(-1)
 
 
 class NoiseDraws:
@@ -39,6 +38,7 @@ class NoiseDraws:
     _name: str
     _dataset: Any
     _feasible_cache: dict
+    _asked: list[int]  # [the run's branch count when last asked, questions asked since] (see _possible)
 
     # -- draws -------------------------------------------------------------------------------------
 
@@ -97,35 +97,46 @@ class NoiseDraws:
     # -- choice points of traced values ----------------------------------------------------------------
 
     def _possible(self, extra: Sequence[Linear]) -> bool:
-        """Whether the path's constraints and ``extra`` may all hold (True when undecided here)."""
+        """Whether the path's constraints and ``extra`` may all hold (True when undecided here).
+
+        Memoised for the replays of the enumeration: a run's constraints are a function of the branches
+        it took (replays are checked to repeat them), so the ``j``-th question asked after the same
+        branches is keyed by ``(branches, j)``, and its ``extra`` is compared with the one stored (a
+        sampler that asks another question there is answered afresh)."""
         path = self._noise
-        constraints = (*path.constraints, *extra)
-        supports = tuple(v for v in path.variables if v.kind == "exponential")
-        key = (constraints, supports)
+        indices = self._indices  # type: ignore[attr-defined]
+        if len(indices) != self._asked[0]:
+            self._asked = [len(indices), 0]
+        key = (tuple(indices), self._asked[1])
+        self._asked[1] += 1
+        extra = tuple(extra)
         cache = self._feasible_cache
-        answer = cache.get(key)
-        if answer is None:
-            if len(cache) >= _FEASIBLE_CACHE_SIZE:
-                cache.clear()
-            answer = cache[key] = feasible(constraints, supports) is not False
+        found = cache.get(key)
+        if found is not None and found[0] == extra:
+            return found[1]
+        supports = tuple(v for v in path.variables if v.kind == "exponential")
+        answer = feasible((*path.constraints, *extra), supports) is not False
+        if len(cache) >= _FEASIBLE_CACHE_SIZE:
+            cache.clear()
+        cache[key] = (extra, answer)
         return answer
 
     def _needed(self, constraints: Sequence[Linear]) -> list[Linear]:
         """``constraints`` without those the path already implies (their negation is impossible)."""
-        return [form for form in constraints if self._possible([form.times(_MINUS)])]
+        return [form for form in constraints if self._possible([form.negated()])]
 
     def _compare(self, form: Linear, strict: bool) -> bool:
         """``form > 0`` (``>= 0``) on this run: a two-way choice point when both may hold."""
         if not form.coefs:
             return form.const > 0 if strict else form.const >= 0
         positive = self._possible([form])
-        negative = self._possible([form.times(_MINUS)])
+        negative = self._possible([form.negated()])
         if not negative:
             return True
         if not positive:
             return False
         index = self._choose("compare", 2, Deferred((form,)), False)
-        self._noise.constraints.append(form if index == 0 else form.times(_MINUS))
+        self._noise.constraints.append(form if index == 0 else form.negated())
         return index == 0
 
     def _extreme(self, lane: list[Any], *, largest: bool) -> int:
