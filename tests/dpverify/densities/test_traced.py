@@ -213,3 +213,37 @@ def test_processes_give_the_serial_verdict():
     serial = verify(from_sampler(_module_level_noisy_max), InputPairs.statdp(4), PureDp(0.7))
     pooled = verify(from_sampler(_module_level_noisy_max), InputPairs.statdp(4), PureDp(0.7), executor="processes")
     assert (pooled.verdict, pooled.epsilon) == (serial.verdict, serial.epsilon)
+
+
+# -- mixed programs: finite draws and noise in one program ------------------------------------------------
+
+
+def laplace_tail(t: float, scale: float) -> float:
+    """P(Lap(scale) > t)."""
+    return 1 - laplace_cdf(t, scale)
+
+
+def test_a_coin_before_the_noise_weights_its_paths():
+    def coin_then_noise(dataset, rng):
+        if rng.random() < Fraction(1, 2):
+            return False
+        return bool(dataset[0] + rng.laplace(scale=1) > Fraction(1, 2))
+
+    # P(True | q) = 1/2 P(Lap(1) > 1/2 - q): e^(-1/2)/4 at q = 0, (1 - e^(-1/2)/2)/2 at q = 1
+    values = TracedMechanism(from_sampler(coin_then_noise)).exact_values((1,))
+    assert values[True].to_float() == pytest.approx((1 - math.exp(-0.5) / 2) / 2, rel=1e-15)
+    result = verify(from_sampler(coin_then_noise), Datasets([0, 1], n=1), PureDp(1))
+    # the worst event is True: (1 - e^(-1/2)/2) / (e^(-1/2)/2) = 2 e^(1/2) - 1
+    assert result.epsilon == pytest.approx(math.log(2 * math.exp(0.5) - 1), rel=1e-12)
+
+
+def test_subsampling_then_a_noisy_count_is_the_hypergeometric_mixture():
+    def subsampled(dataset, rng):
+        chosen = rng.choice(len(dataset), size=2, replace=False)
+        count = sum(dataset[i] for i in chosen)
+        return bool(count + rng.laplace(scale=2) > Fraction(3, 2))
+
+    # (1, 1, 0): the sample holds two ones with probability 1/3, one with 2/3
+    expected = laplace_tail(1.5 - 2, 2.0) / 3 + 2 * laplace_tail(1.5 - 1, 2.0) / 3
+    values = TracedMechanism(from_sampler(subsampled)).exact_values((1, 1, 0))
+    assert values[True].to_float() == pytest.approx(expected, rel=1e-14)
