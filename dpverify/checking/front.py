@@ -280,7 +280,7 @@ def verify(
     traced = _traced(mechanism, inputs)
     if traced is not None:  # a sampler drawing continuous noise: its traced paths, integrated
         checked = mechanism = traced
-        if traced.continuous_output and isinstance(inputs, Datasets):
+        if (traced.continuous_output or traced.gaussian_output) and isinstance(inputs, Datasets):
             _only("a sampler releasing noisy real numbers", cover=cover, exchangeable_samples=exchangeable_samples)
             if inputs.exchangeable not in (None, False):
                 raise InvalidArgument("a sampler releasing noisy real numbers is checked on every ordered dataset (its "
@@ -397,7 +397,7 @@ def measurable(mechanism: Any, inputs: Datasets) -> Any:
     traced = _traced(mechanism, inputs)
     if traced is None:
         return mechanism
-    if traced.continuous_output:
+    if traced.continuous_output or traced.gaussian_output:
         raise InvalidArgument(
             f"the sampler {traced.__name__} releases noisy real numbers: its outputs are densities, which analyze() and "
             "baselines do not measure (they measure finite outputs); decide it with verify(mechanism, inputs, claim), "

@@ -116,10 +116,11 @@ class TracedMechanism:
     # -- evaluation ----------------------------------------------------------------------------------
 
     def probe(self, dataset: Any) -> bool:
-        """Evaluate ``dataset`` and return whether the outputs are real numbers (densities)."""
+        """Evaluate ``dataset`` and return whether the outputs are real numbers (densities, or the
+        Gaussian mechanism's vector)."""
         self._resolve(dataset)
         assert self._form is not None
-        return self._form[1] == "real"
+        return self._form[1] in ("real", "gaussian")
 
     def _resolve(self, dataset: Any) -> Any:
         key = tuple(dataset) if isinstance(dataset, list) else dataset
@@ -137,7 +138,7 @@ class TracedMechanism:
         form = resolved[0]
         if self._form is None:
             self._form = (dataset, form)
-            self.continuous_output = form == "real"
+            self.continuous_output = form == "real"  # the Gaussian form routes on gaussian_output
         elif self._form[1] != form:
             first, kind = self._form
             raise MechanismError(
@@ -171,6 +172,28 @@ class TracedMechanism:
     def certified_intervals(self, dataset: Any) -> dict:
         return {o: p.interval(256) for o, p in self.exact_values(dataset).items()}
 
+    # -- the Gaussian mechanism: the GaussianOutput protocol ------------------------------------------------
+
+    @property
+    def gaussian_output(self) -> bool:
+        return self._form is not None and self._form[1] == "gaussian"
+
+    @property
+    def sigma(self) -> Fraction:
+        assert self._form is not None
+        first, _ = self._form
+        return self._resolve(first)[1][0]
+
+    def answer(self, dataset: Any) -> tuple[Fraction, ...]:
+        form, (sigma, answer) = self._resolve(dataset)
+        if sigma != self.sigma:
+            raise MechanismError(
+                f"the sampler {self.__name__} adds Gaussian noise of standard deviation {float(sigma)!r} on {dataset!r} "
+                f"but {float(self.sigma)!r} on {self._form[0]!r}: the Gaussian mechanism has one sigma",  # type: ignore[index]
+                dataset=dataset,
+            )
+        return answer
+
     # -- real outputs ---------------------------------------------------------------------------------
 
     def output_density(self, dataset: Any) -> MixedOutput | ProductOutput:
@@ -187,7 +210,7 @@ def traced(mechanism: SamplerMechanism) -> TracedMechanism:
 
 
 def _kind(form: str) -> str:
-    return "real numbers (a density)" if form == "real" else "finitely many outputs"
+    return {"real": "real numbers (a density)", "gaussian": "a Gaussian vector"}.get(form, "finitely many outputs")
 
 
 # -- integrating the paths --------------------------------------------------------------------------
@@ -216,6 +239,8 @@ def _integrate(outputs: TracedOutputs, name: str, dataset: Any) -> tuple[str, An
     """``("finite", {outcome: ExpSum})`` or ``("real", MixedOutput | ProductOutput)``; the total is
     checked to be exactly 1."""
     try:
+        if any(v.kind == "gaussian" for path in outputs.paths for v in path.variables):
+            return "gaussian", _gaussian(outputs)
         if not any(_leaves(path.output) for path in outputs.paths):
             return "finite", _finite(outputs, name, dataset)
         return "real", _real(outputs, name, dataset)
@@ -281,6 +306,30 @@ def _product(outputs: TracedOutputs) -> ProductOutput | None:
         if factor.integral() != 1:
             raise AssertionError("dpverify internal error: a coordinate's density does not integrate to 1")
     return ProductOutput(factors)
+
+
+def _gaussian(outputs: TracedOutputs) -> tuple[Fraction, tuple[Fraction, ...]]:
+    """``(sigma, f(D))`` of a sampler releasing ``f(D) + N(0, sigma^2 I)``: one path, no comparison, each
+    released coordinate one Gaussian variable of the same standard deviation (its coefficient times
+    its scale, up to sign: ``-Z`` is ``Z``), nothing else random."""
+    shape = ("Gaussian noise is decided only as the Gaussian mechanism: the sampler returns q + N(0, sigma^2) in each "
+             "coordinate of a number or a vector, one independent draw per coordinate, all of one sigma, with no other "
+             "randomness")
+    if outputs.atoms or len(outputs.paths) != 1:
+        raise Unsupported(f"{shape}; this one has {len(outputs.paths) + len(outputs.atoms)} execution paths")
+    (path,) = outputs.paths
+    output = path.output
+    leaves = list(output) if isinstance(output, tuple) else [output]
+    if not leaves or not all(isinstance(leaf, Linear) and len(leaf.coefs) == 1 for leaf in leaves):
+        raise Unsupported(f"{shape}; it returned {output!r}")
+    used = [leaf.coefs[0][0] for leaf in leaves]
+    kinds = {path.variables[i].kind for i in range(len(path.variables))}
+    if len(set(used)) != len(used) or kinds != {"gaussian"} or len(used) != len(path.variables):
+        raise Unsupported(f"{shape}; it returned {output!r} with the draws {[v.kind for v in path.variables]}")
+    sigmas = {abs(leaf.coefs[0][1]) * path.variables[leaf.coefs[0][0]].scale for leaf in leaves}
+    if len(sigmas) != 1:
+        raise Unsupported(f"{shape}; its coordinates have the standard deviations {sorted(float(s) for s in sigmas)}")
+    return sigmas.pop(), tuple(leaf.const for leaf in leaves)
 
 
 def _check_total(parts: list[ExpSum], name: str, dataset: Any) -> None:

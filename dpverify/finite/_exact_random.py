@@ -827,10 +827,10 @@ def _refused_draw(name: str, reason: str) -> Callable[..., Any]:
 
 _CONTINUOUS = (
     "beta", "chisquare", "dirichlet", "f", "gamma", "gumbel", "logistic", "lognormal",
-    "multivariate_normal", "noncentral_chisquare", "noncentral_f", "normal", "pareto", "power", "rayleigh",
-    "standard_cauchy", "standard_gamma", "standard_normal", "standard_t", "triangular", "randn",
+    "multivariate_normal", "noncentral_chisquare", "noncentral_f", "pareto", "power", "rayleigh",
+    "standard_cauchy", "standard_gamma", "standard_t", "triangular",
     "uniform", "vonmises", "wald", "weibull",
-    "betavariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
+    "betavariate", "gammavariate", "lognormvariate", "paretovariate",
     "vonmisesvariate", "weibullvariate",
 )
 _UNBOUNDED = ("logseries", "zipf")
@@ -841,12 +841,9 @@ _NOT_TRACED = (
     "each becomes a noise variable whose comparisons are integrated exactly)"
 )
 _WHY_NOT: dict[str, str] = {
-    "normal": "draws Gaussian noise, which is not traced: comparisons of Gaussian noise have no closed form. The "
-    "Gaussian mechanism releasing a noisy vector is decided exactly as dpverify.mechanisms.gaussian.GaussianMechanism",
     "gumbel": "draws Gumbel noise, which is not traced (its density is not piecewise exponential); report noisy max "
     "with Gumbel noise is the exponential mechanism, dpverify.mechanisms.exponential",
 }
-_WHY_NOT["standard_normal"] = _WHY_NOT["randn"] = _WHY_NOT["gauss"] = _WHY_NOT["normalvariate"] = _WHY_NOT["normal"]
 def _refused_noise(name: str, reason: str) -> Callable[..., Any]:
     def refused(self: ExactRandom, *args: Any, **kwargs: Any) -> Any:
         self._refuse_noise(name, args, kwargs, reason)

@@ -18,9 +18,10 @@ from fractions import Fraction
 __all__ = ["NoiseVariable", "Linear", "NOISE_KINDS"]
 
 #: The noise distributions traced, by name: numpy's ``laplace(loc, scale)`` (density
-#: ``exp(-|x|/scale) / (2 scale)``, the ``loc`` kept in the form's constant) and ``exponential(scale)``
-#: (density ``exp(-x/scale) / scale`` on ``x > 0``).
-NOISE_KINDS = ("laplace", "exponential")
+#: ``exp(-|x|/scale) / (2 scale)``, the ``loc`` kept in the form's constant), ``exponential(scale)``
+#: (density ``exp(-x/scale) / scale`` on ``x > 0``) and ``normal(loc, scale)`` (``"gaussian"``: only
+#: released, never compared; the Gaussian mechanism's decision takes it).
+NOISE_KINDS = ("laplace", "exponential", "gaussian")
 
 
 @dataclass(frozen=True)

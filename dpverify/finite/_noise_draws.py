@@ -57,6 +57,26 @@ class NoiseDraws:
         """``exponential(1.0, size)``."""
         return self._noise_draw("exponential", "rng.standard_exponential", (0, 1), size)
 
+    def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """A traced Gaussian value ``loc + Z`` (``Z ~ N(0, scale^2)``), or an array of independent ones. It
+        may only be released (the Gaussian mechanism ``q + N(0, sigma^2 I)``, decided exactly): a
+        comparison of Gaussian noise is refused, its integrals having no closed form."""
+        return self._noise_draw("gaussian", "rng.normal", (loc, scale), size)
+
+    def standard_normal(self, size: Any = None, dtype: Any = np.float64, out: Any = None) -> Any:
+        """``normal(0.0, 1.0, size)``."""
+        return self._noise_draw("gaussian", "rng.standard_normal", (0, 1), size)
+
+    def randn(self, *dimensions: Any) -> Any:
+        """numpy's legacy ``randn(d0, d1, ...)``: standard normal values of that shape."""
+        return self._noise_draw("gaussian", "rng.randn", (0, 1), dimensions or None)
+
+    def gauss(self, mu: Any = 0.0, sigma: Any = 1.0) -> Any:
+        """Python's ``gauss(mu, sigma)``: a traced Gaussian value (as :meth:`normal`)."""
+        return self._noise_draw("gaussian", "random.gauss", (mu, sigma), None)
+
+    normalvariate = gauss
+
     def expovariate(self, lambd: Any = 1.0) -> Any:
         """Python's ``expovariate``: a traced exponential value of rate ``lambd`` (scale ``1/lambd``)."""
         return self.python.expovariate(lambd)
@@ -125,10 +145,24 @@ class NoiseDraws:
         """``constraints`` without those the path already implies (their negation is impossible)."""
         return [form for form in constraints if self._possible([form.negated()])]
 
+    def _gaussian_compared(self, forms: Sequence[Linear], what: str) -> None:
+        variables = self._noise.variables
+        for form in forms:
+            for i, _ in form.coefs:
+                if variables[i].kind == "gaussian":
+                    self._abort(MechanismError(
+                        f"the sampler {self._name} {what} involving Gaussian noise ({form.text()} > 0, X{i} from "
+                        f"rng.normal) on dataset {self._dataset!r}: Gaussian noise is decided only when released as "
+                        "q + N(0, sigma^2 I) (the Gaussian mechanism); the integrals of its comparisons have no closed "
+                        f"form; compare Laplace noise instead. {STATISTICAL_WAY}",
+                        dataset=self._dataset,
+                    ))
+
     def _compare(self, form: Linear, strict: bool) -> bool:
         """``form > 0`` (``>= 0``) on this run: a two-way choice point when both may hold."""
         if not form.coefs:
             return form.const > 0 if strict else form.const >= 0
+        self._gaussian_compared([form], "compared a value")
         positive = self._possible([form])
         negative = self._possible([form.negated()])
         if not negative:
@@ -146,6 +180,7 @@ class NoiseDraws:
         forms = [self._form(item, "argmax" if largest else "argmin") for item in lane]
         if not forms:
             raise ValueError("attempt to get argmax of an empty sequence")
+        self._gaussian_compared(forms, f"took the {'argmax' if largest else 'argmin'} of values")
         options: list[tuple[int, list[Linear]]] = []
         for i, own in enumerate(forms):
             needed: list[Linear] | None = []
@@ -178,6 +213,7 @@ class NoiseDraws:
         remaining element that can follow the previous one (constraint ``e_next > e_prev``); the chain
         of a path is its whole region, so each order is one path. Equal constants keep their order."""
         forms = [self._form(item, "argsort") for item in lane]
+        self._gaussian_compared(forms, "sorted values")
         remaining = list(range(len(forms)))
         order: list[int] = []
         while remaining:

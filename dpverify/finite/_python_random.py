@@ -57,6 +57,13 @@ class PythonRandom(random.SystemRandom):
         """A uniform element of ``range(start, stop, step)`` (``range(start)`` without stop)."""
         return self._exact.randrange(start, stop, step)
 
+    def gauss(self, mu: Any = 0.0, sigma: Any = 1.0) -> Any:
+        """A traced Gaussian value ``mu + N(0, sigma^2)``: released only (see
+        :meth:`dpverify.finite._noise_draws.NoiseDraws.normal`)."""
+        return self._exact.gauss(mu, sigma)
+
+    normalvariate = gauss
+
     def expovariate(self, lambd: Any = 1.0) -> Any:
         """A traced exponential value of rate ``lambd`` (scale ``1 / lambd``; see
         :mod:`dpverify.finite._noise`)."""
@@ -150,7 +157,7 @@ def _refused(name: str, reason: str, fix: str = WAYS_ON) -> Callable[..., Any]:
 
 
 _CONTINUOUS = (
-    "betavariate", "gammavariate", "gauss", "lognormvariate", "normalvariate", "paretovariate",
+    "betavariate", "gammavariate", "lognormvariate", "paretovariate",
     "triangular", "uniform", "vonmisesvariate", "weibullvariate",
 )
 _STATE_FIX = "Draw from the rng without seeding it: every combination of draws is enumerated, so there is no state."

@@ -247,3 +247,43 @@ def test_subsampling_then_a_noisy_count_is_the_hypergeometric_mixture():
     expected = laplace_tail(1.5 - 2, 2.0) / 3 + 2 * laplace_tail(1.5 - 1, 2.0) / 3
     values = TracedMechanism(from_sampler(subsampled)).exact_values((1, 1, 0))
     assert values[True].to_float() == pytest.approx(expected, rel=1e-14)
+
+
+# -- Gaussian noise: decided where the Gaussian mechanism's decision applies ------------------------------
+
+
+def _gaussian_vector(dataset, rng):
+    return np.asarray(dataset, dtype=float) + rng.normal(scale=2.0, size=len(dataset))
+
+
+@pytest.mark.parametrize("claim", [ApproximateDp(1, Fraction(1, 1000)), ApproximateDp(1, Fraction(1, 100)), PureDp(5)])
+def test_a_released_gaussian_vector_is_the_gaussian_mechanism(claim):
+    from dpverify.mechanisms.gaussian import GaussianMechanism
+
+    traced = verify(from_sampler(_gaussian_vector), InputPairs.statdp(3), claim)
+    hand = verify(GaussianMechanism(2), InputPairs.statdp(3), claim)
+    assert (traced.verdict, traced.epsilon) == (hand.verdict, hand.epsilon)
+    assert traced.delta == pytest.approx(hand.delta, rel=1e-12)
+    assert [a.name for a in traced.assumptions] == ["real arithmetic"]
+
+
+def test_delta_of_the_traced_gaussian_is_balle_and_wangs():
+    # Delta = 1, sigma = 2, eps = 1: Phi(1/4 - 2) - e Phi(-1/4 - 2) (Balle and Wang 2018, Theorem 8)
+    phi = lambda x: (1 + math.erf(x / math.sqrt(2))) / 2  # noqa: E731
+    expected = phi(0.25 - 2) - math.e * phi(-0.25 - 2)
+    result = verify(from_sampler(_gaussian_vector), Datasets([0, 1], n=2), ApproximateDp(1, Fraction(1, 100)))
+    assert result.verdict is Verdict.HOLDS and result.delta == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        (lambda d, rng: d[0] + rng.normal() > 0, "compared a value involving Gaussian noise"),
+        (lambda d, rng: int(np.argmax(np.asarray(d) + rng.normal(size=2))), "argmax of values involving Gaussian"),
+        (lambda d, rng: (d[0] + rng.normal(), d[0] + rng.normal(scale=2.0)), "standard deviations"),
+        (lambda d, rng: d[0] + rng.normal() + rng.laplace(), "decided only as the Gaussian mechanism"),
+    ],
+)
+def test_gaussian_noise_elsewhere_is_refused_with_the_reason(program, message):
+    with pytest.raises(MechanismError, match=message):
+        verify(from_sampler(program), Datasets([0, 1], n=1), ApproximateDp(1, Fraction(1, 100)))

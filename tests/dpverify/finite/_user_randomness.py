@@ -63,7 +63,7 @@ def secrets_draws(dataset, rng):
 
 
 def gaussian(dataset, rng):
-    """``random.gauss``: continuous, refused."""
+    """``random.gauss`` compared: Gaussian noise is only released, so refused."""
     return random.gauss(0, 1) > 0
 
 

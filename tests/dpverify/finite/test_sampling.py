@@ -370,7 +370,8 @@ def test_a_lazy_uniform_cannot_be_the_output():
 
 @pytest.mark.parametrize(
     "call",
-    ["normal(0, 1)", "uniform(0, 1)", "gamma(2)", "gauss(0, 1)", "gumbel(0, 1)", "zipf(2)", "logseries(0.5)"],
+    ["standard_cauchy()", "uniform(0, 1)", "gamma(2)", "lognormvariate(0, 1)", "gumbel(0, 1)", "zipf(2)",
+     "logseries(0.5)"],
 )
 def test_draws_without_a_finite_support_are_refused(call):
     def sampler(dataset, rng):
@@ -386,12 +387,12 @@ def test_draws_without_a_finite_support_are_refused(call):
 def test_a_refused_draw_cannot_be_swallowed():
     def sampler(dataset, rng):
         try:
-            rng.normal()
+            rng.uniform()
         except Exception:
             pass
         return 0
 
-    with pytest.raises(MechanismError, match=r"rng.normal\(\)"):
+    with pytest.raises(MechanismError, match=r"rng.uniform\(\)"):
         from_sampler(sampler)(())
 
 
