@@ -80,9 +80,9 @@ def real_arithmetic() -> Assumption:
     """The real-arithmetic model as a recorded assumption of a verdict (accepted: it is the model of
     traced noise, stated with every verdict that rests on it; :data:`REAL_ARITHMETIC` in full)."""
     return Assumption(
-        "real arithmetic", "real arithmetic", Status.ACCEPTED,
-        "the traced noise is a real number; the float program may leak through its low bits (Mironov 2012): "
-        "dpverify.estimate reads float bits",
+        "real arithmetic", "real arithmetic, the model of traced noise", Status.ACCEPTED,
+        "the noise is a real number and q + noise exact; the float program may leak through its low bits, Mironov "
+        "2012: dpverify.estimate reads float bits",
         "check the float program with dpverify.estimate, or release snapped values (Mironov's fix)",
     )
 
