@@ -372,6 +372,8 @@ def _noise_density(kind: str, scale: Fraction) -> PiecewiseExp:
         return PiecewiseExp([_ZERO], [{(rate, _ZERO, 0): height}, {(-rate, _ZERO, 0): height}])
     if kind == "exponential":
         return PiecewiseExp([_ZERO], [{}, {(-rate, _ZERO, 0): rate}])
+    if kind == "uniform":  # a lazy uniform released as a real number: uniform on [0, scale)
+        return PiecewiseExp([_ZERO, scale], [{}, {(_ZERO, _ZERO, 0): rate}, {}])
     raise AssertionError(f"dpverify internal error: unknown noise kind {kind!r}")
 
 

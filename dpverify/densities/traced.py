@@ -319,8 +319,9 @@ def _gaussian(outputs: TracedOutputs) -> tuple[Fraction, tuple[Fraction, ...]]:
         raise Unsupported(f"{shape}; this one has {len(outputs.paths) + len(outputs.atoms)} execution paths")
     (path,) = outputs.paths
     output = path.output
-    leaves = list(output) if isinstance(output, tuple) else [output]
-    if not leaves or not all(isinstance(leaf, Linear) and len(leaf.coefs) == 1 for leaf in leaves):
+    items = list(output) if isinstance(output, tuple) else [output]
+    leaves = [leaf for leaf in items if isinstance(leaf, Linear) and len(leaf.coefs) == 1]
+    if not leaves or len(leaves) != len(items):
         raise Unsupported(f"{shape}; it returned {output!r}")
     used = [leaf.coefs[0][0] for leaf in leaves]
     kinds = {path.variables[i].kind for i in range(len(path.variables))}

@@ -319,10 +319,11 @@ class LazyUniform(LazyArithmetic):
         what = "a lazy uniform of rng.random()" if not self._map.steps else (
             f"{self._name()}, a real number computed from a lazy uniform u of rng.random(),")
         return MechanismError(
-            f"the sampler {sampler} returned {what} on dataset {dataset!r}; its value is never drawn, and the exact mode "
-            "covers outputs with finitely many values. Return the outcome of comparisons (e.g. rng.random() < p) or an "
-            "integer of it (int, floor, round), draw integers with rng.integers, or check a real-valued output (continuous "
-            "noise, a Laplace sample) statistically with dpverify.estimate.",
+            f"the sampler {sampler} returned {what} on dataset {dataset!r}; its value is never drawn, and a real number "
+            "computed from a lazy uniform is released exactly only as an affine map a*u + b of it (its density is "
+            "then exact). Draw the noise with rng.laplace or rng.exponential (traced exactly: inverse-CDF sampling "
+            "such as -np.log(u) is what they stand for), return the outcome of comparisons or an integer of the value, "
+            "or check the sampler statistically with dpverify.estimate.",
             dataset=dataset,
         )
 

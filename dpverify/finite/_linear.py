@@ -20,8 +20,10 @@ __all__ = ["NoiseVariable", "Linear", "NOISE_KINDS"]
 #: The noise distributions traced, by name: numpy's ``laplace(loc, scale)`` (density
 #: ``exp(-|x|/scale) / (2 scale)``, the ``loc`` kept in the form's constant), ``exponential(scale)``
 #: (density ``exp(-x/scale) / scale`` on ``x > 0``) and ``normal(loc, scale)`` (``"gaussian"``: only
-#: released, never compared; the Gaussian mechanism's decision takes it).
-NOISE_KINDS = ("laplace", "exponential", "gaussian")
+#: released, never compared; the Gaussian mechanism's decision takes it); ``"uniform"`` on ``[0, scale)``
+#: is a lazy uniform of ``rng.random()`` released as a real number (an affine map of it), its interval
+#: after the path's comparisons shifted to start at 0.
+NOISE_KINDS = ("laplace", "exponential", "gaussian", "uniform")
 
 
 @dataclass(frozen=True)

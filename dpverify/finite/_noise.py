@@ -76,15 +76,25 @@ class Deferred(tuple):
 
 
 class NoisePath:
-    """The continuous part of one run: its noise variables and its constraints (each ``form > 0``),
-    with the feasibility of constraint sets memoised across the runs of one enumeration."""
+    """The continuous part of one run: its noise variables and its constraints (each ``form > 0``)."""
 
-    __slots__ = ("variables", "constraints", "floats")
+    __slots__ = ("variables", "constraints", "floats", "released")
 
     def __init__(self) -> None:
         self.variables: list[NoiseVariable] = []
         self.constraints: list[Linear] = []
         self.floats = False  # a float constant entered a form or a scale (its binary value is used)
+        self.released: dict[int, int] = {}  # id of a lazy uniform released as a real number -> its variable
+
+    def release_uniform(self, uniform: Any, low: Fraction, high: Fraction) -> int:
+        """The variable of a lazy uniform released as a real number: uniform on ``[0, high - low)``
+        given the path (its comparisons left it in ``[low, high)``, with the path's mass their
+        probability), one variable per uniform however often it is released."""
+        found = self.released.get(id(uniform))
+        if found is None:
+            found = self.released[id(uniform)] = len(self.variables)
+            self.variables.append(NoiseVariable(found, "uniform", high - low))
+        return found
 
 
 # -- feasibility ------------------------------------------------------------------------------------

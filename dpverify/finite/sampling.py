@@ -87,6 +87,7 @@ from dpverify.finite._global_random import (  # the readers live there now; the 
     _global_states,
     _numpy_state,  # noqa: F401
 )
+from dpverify.finite._linear import Linear
 from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath
 from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
@@ -474,9 +475,10 @@ class SamplerMechanism:
         enumeration = self.enumerate(dataset)
         if enumeration.distribution is None:
             raise MechanismError(
-                f"the sampler {self.__name__} draws continuous noise (laplace, exponential) on dataset {dataset!r}: "
-                "its output probabilities are integrals over the noise, which dpverify.verify computes (pass the "
-                "mechanism to verify), as does dpverify.densities.traced.TracedMechanism(mechanism)(dataset).",
+                f"the sampler {self.__name__} draws continuous noise (laplace, exponential, normal) or releases a "
+                f"real number on dataset {dataset!r}: its output probabilities are integrals over the noise, which "
+                "dpverify.verify computes (pass the mechanism to verify), as does "
+                "dpverify.densities.traced.TracedMechanism(mechanism)(dataset) for finitely many outputs.",
                 dataset=dataset,
             )
         return enumeration.distribution
@@ -500,12 +502,12 @@ class SamplerMechanism:
         of them different outputs, unless it is declared deterministic: its randomness, if any, is
         one dpverify cannot see, and its point masses would give a confident ε* = ∞ (module
         docstring, "Determinism")."""
-        if enumeration.depth > 0:
+        if enumeration.depth > 0 or enumeration.traced is not None:  # a released uniform is a draw too
             self._draws_seen = True
             return
         if self.deterministic or self._draws_seen:
             return
-        assert enumeration.distribution is not None  # a path that drew nothing drew no noise
+        assert enumeration.distribution is not None  # a run that drew nothing traced nothing
         (output,) = enumeration.distribution.support
         if self._silent is None:
             self._silent = (dataset, output)
@@ -678,6 +680,26 @@ def _outcome(value: Any, name: str, dataset: Any) -> Hashable:
     return converted
 
 
+def _released_uniform(value: LazyUniform, name: str, dataset: Any) -> Linear:
+    """A real number ``a*u + b`` computed from a lazy uniform ``u`` and returned: its form in the path's
+    variable for ``u`` (uniform on the interval its comparisons left, :mod:`dpverify.finite._noise`),
+    a density once integrated. Other maps (``np.log(u)``), and irrational ends of the interval, are
+    refused: their densities are not exact piecewise exponentials here."""
+    draw = value._draw
+    affine = value._map.affine
+    low, high = draw._low, draw._high
+    if affine is None or type(low) is not Fraction or type(high) is not Fraction:
+        raise value._returned_error(name, dataset)
+    scale, shift = affine
+    rng = draw._rng
+    if draw._run != rng._run:
+        raise value._returned_error(name, dataset)
+    index = rng._noise.release_uniform(draw, low, high)
+    if value._inexact:
+        rng._noise.floats = True
+    return Linear(scale * low + shift, ((index, scale),))
+
+
 def _convert(value: Any, name: str, dataset: Any) -> Any:
     if type(value) in _PLAIN:
         return value
@@ -688,7 +710,7 @@ def _convert(value: Any, name: str, dataset: Any) -> Any:
     if isinstance(value, np.ndarray):
         return _convert(value.tolist(), name, dataset)
     if isinstance(value, LazyUniform):  # the uniform itself or a value computed from it (a LazyValue)
-        raise value._returned_error(name, dataset)
+        return _released_uniform(value, name, dataset)
     if isinstance(value, Distribution) or (hasattr(value, "items") and hasattr(value, "keys")):
         raise MechanismError(
             f"the sampler {name} returned a mapping on dataset {dataset!r}; a sampler returns one output, and "

@@ -499,14 +499,18 @@ def test_a_log_after_a_branch_on_the_sign_is_followed():
     assert found["negative"] == 0.5 and math.isclose(found[True], 0.25, rel_tol=1e-15)
 
 
-def test_the_uniform_mechanism_idiom_is_a_real_output():
+def test_the_uniform_mechanism_idiom_is_a_released_density():
+    from dpverify import ApproximateDp, Datasets, verify
+
     def uniform(dataset, rng):  # diffprivlib's Uniform.randomise: value + a uniform on [-c, c]
         unif_rv = 2 * rng.random() - 1
         unif_rv *= 1 / 0.1 / 2
-        return dataset[0] + unif_rv  # 10u - 5 (the constants shown as the rationals they are)
+        return dataset[0] + unif_rv  # 10u - 5 + value: a uniform of width 10
 
-    with pytest.raises(MechanismError, match=r"returned 10\*u - 5, a real number computed from a lazy uniform"):
-        distribution(uniform, (0,))
+    # neighbours 0 and 1: the supports [-5, 5) and [-4, 6) overlap but for 1/10 each: (0, 1/10)-DP, eps* = inf
+    result = verify(from_sampler(uniform), Datasets([0, 1], n=1), ApproximateDp(0, F(1, 10)))
+    assert result.holds and result.epsilon == math.inf and result.delta == pytest.approx(0.1)
+    assert not verify(from_sampler(uniform), Datasets([0, 1], n=1), ApproximateDp(0, F(9, 100))).holds
 
 
 def test_a_real_valued_output_names_the_statistical_route():

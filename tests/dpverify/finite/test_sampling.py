@@ -360,9 +360,11 @@ def test_unhashable_outputs_are_refused(returned, fragment):
         from_sampler(lambda d, rng: returned)(())
 
 
-def test_a_lazy_uniform_cannot_be_the_output():
-    with pytest.raises(MechanismError, match="returned a lazy uniform"):
+def test_a_lazy_uniform_returned_is_a_density_that_verify_integrates():
+    with pytest.raises(MechanismError, match=r"releases a real number .* \(pass the mechanism to verify\)"):
         from_sampler(lambda d, rng: rng.random())(())
+    traced = from_sampler(lambda d, rng: rng.random()).enumerate(()).traced
+    assert traced is not None and traced.paths[0].variables[0].scale == 1  # uniform on [0, 1)
 
 
 # -- refusals -------------------------------------------------------------------------------------
@@ -412,20 +414,21 @@ def test_operations_that_need_the_value_of_a_lazy_uniform_are_refused(operation,
     assert "u < p" in str(raised.value) and "dpverify.estimate" in str(raised.value)
 
 
-@pytest.mark.parametrize(
-    "operation, shown",
-    [
-        (lambda u: u * 3, "3*u"),
-        (lambda u: 1 - u, "-u + 1"),
-        (lambda u: np.log(u), "log(u)"),
-        (lambda u: np.exp(np.array([u], dtype=object)), "exp(u)"),
-    ],
-)
-def test_a_real_value_computed_from_a_lazy_uniform_cannot_be_the_output(operation, shown):
-    # arithmetic on u is followed exactly (test_lazy_arithmetic.py), but a real-valued output has no finite distribution
+@pytest.mark.parametrize("operation, shown", [(lambda u: np.log(u), "log(u)"),
+                                               (lambda u: np.exp(np.array([u], dtype=object)), "exp(u)")])
+def test_a_real_value_computed_non_affinely_from_a_lazy_uniform_cannot_be_the_output(operation, shown):
+    # arithmetic on u is followed exactly (test_lazy_arithmetic.py), but only an affine a*u + b is released
     with pytest.raises(MechanismError, match="a real number computed from a lazy uniform") as raised:
-        from_sampler(lambda d, rng: operation(rng.random()))(())
+        from_sampler(lambda d, rng: operation(rng.random())).enumerate(())
     assert f"returned {shown}," in str(raised.value) and "dpverify.estimate" in str(raised.value)
+    assert "rng.laplace" in str(raised.value)
+
+
+@pytest.mark.parametrize("operation, form", [(lambda u: u * 3, "3 X0"), (lambda u: 1 - u, "1 - X0")])
+def test_an_affine_map_of_a_lazy_uniform_is_released_as_a_uniform_variable(operation, form):
+    traced = from_sampler(lambda d, rng: operation(rng.random())).enumerate(()).traced
+    assert traced is not None and [p.output.text() for p in traced.paths] == [form]
+    assert traced.paths[0].variables[0].kind == "uniform"
 
 
 def test_two_lazy_uniforms_do_not_compare():
