@@ -585,3 +585,33 @@ class TracedOutputs:
     atoms: dict[Hashable, Fraction]
     paths: tuple[TracedPath, ...]
     floats: bool
+
+
+def without_redundant_cycles(constraints: Sequence[Linear], variables: Sequence[NoiseVariable]) -> tuple[Linear, ...]:
+    """``constraints`` with those the others imply removed, when the comparisons link the variables in
+    a cycle (Python's ``sorted`` compares ``a < b``, ``c < b`` and then ``a < c``, after which ``a < b``
+    is implied): the region is the same, and the integrator needs a forest. Unchanged when they form
+    none (the common case: nothing is computed)."""
+    parent: dict[int, int] = {}
+
+    def root(i: int) -> int:
+        while parent.setdefault(i, i) != i:
+            i = parent[i]
+        return i
+
+    cyclic = False
+    for form in constraints:
+        if len(form.coefs) == 2:
+            a, b = root(form.coefs[0][0]), root(form.coefs[1][0])
+            if a == b:
+                cyclic = True
+                break
+            parent[a] = b
+    if not cyclic:
+        return tuple(constraints)
+    kept = list(constraints)
+    for form in reversed(list(constraints)):
+        rest = [other for other in kept if other is not form]
+        if feasible([*rest, form.negated()], variables) is False:  # the others imply it
+            kept = rest
+    return tuple(kept)

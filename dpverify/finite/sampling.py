@@ -88,7 +88,7 @@ from dpverify.finite._global_random import (  # the readers live there now; the 
     _numpy_state,  # noqa: F401
 )
 from dpverify.finite._linear import Linear
-from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath
+from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath, without_redundant_cycles
 from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
 from dpverify.types import RealNumber, Sampler
@@ -358,8 +358,8 @@ class _Search:
                     "sampler statistically with dpverify.estimate.",
                     dataset=self.dataset,
                 )
-            self.traced.append(TracedPath(output, Fraction(numerator, denominator), tuple(noise.variables),
-                                          tuple(noise.constraints)))
+            constraints = without_redundant_cycles(noise.constraints, noise.variables)
+            self.traced.append(TracedPath(output, Fraction(numerator, denominator), tuple(noise.variables), constraints))
         elif bounds is None:
             by_denominator = self.exact.get(output)
             if by_denominator is None:

@@ -287,3 +287,19 @@ def test_delta_of_the_traced_gaussian_is_balle_and_wangs():
 def test_gaussian_noise_elsewhere_is_refused_with_the_reason(program, message):
     with pytest.raises(MechanismError, match=message):
         verify(from_sampler(program), Datasets([0, 1], n=1), ApproximateDp(1, Fraction(1, 100)))
+
+
+def test_pythons_sorted_equals_numpys_argsort_exactly():
+    # sorted() compares pairs as Timsort goes (a < b, c < b, then a < c makes a < b redundant: a cycle
+    # of comparisons, reduced to the chain it implies); argsort chooses the order element by element
+    def by_sorted(dataset, rng):
+        noisy = [q + rng.laplace(scale=2.0) for q in dataset]
+        return tuple(sorted(range(len(dataset)), key=lambda i: noisy[i]))
+
+    def by_argsort(dataset, rng):
+        return tuple(int(i) for i in np.argsort(np.asarray(dataset) + rng.laplace(scale=2.0, size=len(dataset))))
+
+    for dataset in [(1, 0, 0, 2), (0, 3, 1, 1)]:
+        first = TracedMechanism(from_sampler(by_sorted)).exact_values(dataset)
+        second = TracedMechanism(from_sampler(by_argsort)).exact_values(dataset)
+        assert len(first) == 24 and first == second

@@ -256,3 +256,15 @@ def test_expovariate_reads_a_rate():
     assert traced is not None and traced.paths[0].variables[0] == NoiseVariable(0, "exponential", Fraction(1, 4))
     with pytest.raises(MechanismError, match="lambd must be > 0"):
         from_sampler(lambda d, rng: rng.python.expovariate(0) > 1).enumerate((0,))
+
+
+def test_a_cycle_of_comparisons_keeps_only_what_the_others_do_not_imply():
+    from dpverify.finite._noise import without_redundant_cycles
+
+    a_below_b, c_below_b, a_below_c = form(0, (0, -1), (1, 1)), form(0, (1, 1), (2, -1)), form(0, (0, -1), (2, 1))
+    reduced = without_redundant_cycles([a_below_b, c_below_b, a_below_c], laplace(0, 1, 2))
+    assert reduced == (c_below_b, a_below_c)  # a < c < b: a < b is implied
+    chain = [a_below_b, c_below_b]
+    assert without_redundant_cycles(chain, laplace(0, 1, 2)) == tuple(chain)  # no cycle: untouched
+    tight = [form(-1, (0, -1), (1, 1)), form(0, (1, 1), (2, -1)), form(0, (0, -1), (2, 1))]  # b > a + 1: not implied
+    assert without_redundant_cycles(tight, laplace(0, 1, 2)) == tuple(tight)
