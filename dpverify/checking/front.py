@@ -92,8 +92,7 @@ class Datasets:
         records = list(self.records)
         check_enumeration_size(rel, len(records), self.n, exchangeable=False, max_pairs=max_pairs)
         enumerated = rel.pairs(records, self.n, exchangeable=False)
-        return InputPairs(f"{rel.name}, {len(records)} records, n={self.n}", list(enumerated.datasets),
-                          enumerated.left, enumerated.right, rel)
+        return InputPairs(rel.name, list(enumerated.datasets), enumerated.left, enumerated.right, rel)
 
     def keywords(self) -> dict[str, Any]:
         """The datasets as the checkers' keywords (``records``, ``n``, ``neighbors``, ``exchangeable``)."""

@@ -40,7 +40,7 @@ class NoiseVariable:
             raise AssertionError(f"dpverify internal error: a noise variable {self.kind}({self.scale!r}) is malformed")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Linear:
     """The affine form ``const + sum coefs[i] * X_i`` (Fractions; ``coefs`` a tuple of ``(index,
     coefficient)`` sorted by index, no zero coefficient)."""
@@ -86,6 +86,9 @@ class Linear:
 
     def shifted(self, value: Fraction) -> Linear:
         return Linear(self.const + value, self.coefs)
+
+    def __repr__(self) -> str:  # shown in outputs and messages: the form as read, <2 + X0>
+        return f"<{self.text()}>"
 
     def text(self) -> str:
         """``2 + X0 - 1/2 X3``: the form as a person reads it."""

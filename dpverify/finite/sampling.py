@@ -162,14 +162,24 @@ def from_sampler(
     back to a threshold on ``u``, a Fraction when rational, else a certified enclosure. The model:
     ``u`` is a real uniform on [0, 1), float constants are their exact binary values, and rounding
     *inside* the arithmetic is not modelled (a float-level leak needs ``dpverify.estimate``). What
-    needs the value itself is refused: ``float(u)`` (so ``math.log(u)``: use ``np.log(u)``), and a
-    real number returned as the output (a Laplace sample: ``dpverify.estimate``).
+    needs the value itself is refused: ``float(u)`` (so ``math.log(u)``: use ``np.log(u)``). A real
+    number ``a*u + b`` returned as the output is released as a density (``u`` uniform on the interval
+    its comparisons left); other maps of ``u`` returned are refused.
 
-    Refused with a :class:`~dpverify.errors.MechanismError` naming the call: continuous draws
-    (``normal``, ``laplace``, ``exponential``, ``uniform``, ``gamma``, ``gauss`` and the rest),
-    ``logseries``, ``zipf``, seeding and state. Two ways on: the exact noise programs of
-    ``mechanisms/`` (``dpverify.mechanisms.noise``) or statistical checking with
-    ``dpverify.estimate``. Any other attribute of ``rng`` raises an AttributeError listing
+    Continuous noise is traced (:mod:`dpverify.finite._noise`): ``laplace(loc, scale, size)``,
+    ``exponential(scale, size)``, ``standard_exponential`` and Python's ``expovariate`` return noisy
+    values (affine forms in noise variables); comparisons branch and keep their constraint,
+    ``argmax``/``max``/``sort`` of a noisy vector are one choice, and each path's probability is an
+    exact integral, computed when :func:`dpverify.verify` decides the mechanism (a noisy number
+    returned is a density; the verdict assumes real arithmetic). ``normal`` (``gauss``) is traced
+    only to be released, as the Gaussian mechanism. Calling such a mechanism directly raises (its
+    probabilities are integrals): pass it to ``verify``.
+
+    Refused with a :class:`~dpverify.errors.MechanismError` naming the call: the other continuous
+    draws (``uniform``, ``gamma``, ``gumbel``, ``standard_cauchy`` and the rest), ``logseries``,
+    ``zipf``, seeding and state. Two ways on: the exact noise programs of ``mechanisms/``
+    (``dpverify.mechanisms.noise``) or statistical checking with ``dpverify.estimate``. Any other
+    attribute of ``rng`` raises an AttributeError listing
     the supported calls (``hasattr`` works; a call to it is reported as a MechanismError). A refusal
     cannot be swallowed by the sampler's own ``except Exception``.
 

@@ -211,7 +211,8 @@ class PairsResult(VerificationResult):
         its ``name``, ``relation`` and ``datasets``), the run having begun at ``perf_counter()`` time
         ``started``: what every verifier of given pairs reports alike (the input set, no
         exchangeability), plus ``fields``."""
-        neighbors = inputs.name if inputs.relation is None else f"{inputs.name} under {inputs.relation.name}"
+        named = inputs.relation is None or inputs.name == inputs.relation.name  # every pair of Datasets: the relation
+        neighbors = inputs.name if named else f"{inputs.name} under {inputs.relation.name}"
         return cls(neighbors=neighbors, datasets=len(inputs.datasets), exchangeable=False, symmetry_violation=None,
                    input_set=inputs.name, seconds=time.perf_counter() - started, **fields)
 

@@ -82,7 +82,8 @@ class Witness:
             lines += [f"P[M(D) in S] = {p:.12g}", f"P[M(D') in S] = {q:.12g}"]
         if _is_interval(self.p) or _is_interval(self.q):
             lines.append(f"certified enclosures: P[M(D) in S] in {self.p}, P[M(D') in S] in {self.q}")
-        elif any(_exact_text(value) is not None for value in (self.p, self.q, self.unexplored) if value):
+        elif any(_exact_text(value) is not None for value in (self.p, self.q, self.unexplored) if value) and not any(
+                _too_long(value) for value in (self.p, self.q, self.unexplored) if value):
             lines.append(f"exact: P[M(D) in S] is {_exact_or_float(self.p)}, P[M(D') in S] is {_exact_or_float(self.q)}"
                          + (f", unexplored {_exact_or_float(self.unexplored)}" if rest else ""))
         lines.append(f"check: {p:.12g} {relation} e^eps * {q + rest:.12g} + delta = {bound:.12g}")
@@ -95,12 +96,15 @@ class Witness:
 
 #: An exact mass is shown as a fraction when its numerator and denominator are below this.
 SHORT_FRACTION = 10**6
+#: Exact expressions longer than this are not shown (a sum of exponentials of a float scale's binary
+#: value runs to hundreds of characters): the floats are, and the JSON keeps the expressions.
+LONG_EXPRESSION = 160
 
 
 def _exact_text(value: Any) -> str | None:
     """An exact mass as the witness shows it: a short fraction (numerator and denominator below
     :data:`SHORT_FRACTION`) or a value that is not made of floats (``exp(6)/(exp(6) + exp(7))``,
-    ``1/3^20``); None for a float, or a long fraction over a power of two: floats' binary values,
+    ``1/3^20``); None for a float, a long fraction over a power of two: floats' binary values,
     summed exactly (``65363572799968715/144115188075855872``; its decimal says as much). The JSON
     keeps every exact value (:mod:`dpverify.integrations.contract`)."""
     if isinstance(value, float) or (hasattr(value, "is_Float") and value.is_Float):
@@ -115,6 +119,13 @@ def _exact_text(value: Any) -> str | None:
     if rational.denominator & (rational.denominator - 1) == 0:  # a power of two: floats, summed exactly
         return None
     return str(value)
+
+
+def _too_long(value: Any) -> bool:
+    """Whether an exact expression is too long to show on the witness's ``exact:`` line
+    (:data:`LONG_EXPRESSION`); the line is then left out."""
+    text = _exact_text(value)
+    return text is not None and len(text) > LONG_EXPRESSION
 
 
 def _exact_or_float(value: Any) -> str:

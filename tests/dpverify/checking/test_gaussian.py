@@ -27,7 +27,7 @@ def test_function_of_datasets_and_explicit_pairs_agree():
     assert by_pairs.delta == enumerated.delta
     assert by_pairs.details["pairs_per_distance"] == enumerated.details["pairs_per_distance"] == [27, 54]
     # the enumeration is named as dpverify.verify names it; the decision is decide_gaussian's on it
-    assert enumerated.neighbors == "substitute, 3 records, n=3 under substitute"
+    assert enumerated.neighbors == "substitute"
     decided = decide_gaussian(mechanism, histogram_pairs(), epsilon=Fraction(1, 2), delta=Fraction(1, 100))
     assert (decided.verdict, decided.delta, decided.details) == (enumerated.verdict, enumerated.delta,
                                                                  enumerated.details)
