@@ -58,7 +58,7 @@ from dpverify.errors import (
 from dpverify.finite._lazy import LazyUniform
 from dpverify.finite._legacy import LegacyDraws
 from dpverify.finite._noise import Deferred, NoisePath
-from dpverify.finite._noise_draws import NoiseDraws
+from dpverify.finite._noise_draws import NoiseDraws, refuse_untraced
 from dpverify.finite._numbers import WAYS_ON, Enclosure, _arguments, _describe, _integer, _number, poisson_hazard
 from dpverify.finite._python_random import COPY_REFUSAL, PythonRandom
 from dpverify.finite._refusals import GENERATOR_APIS, refuse_the_rest
@@ -827,36 +827,10 @@ def _refused_draw(name: str, reason: str) -> Callable[..., Any]:
     return refused
 
 
-_CONTINUOUS = (
-    "beta", "chisquare", "dirichlet", "f", "gamma", "gumbel", "logistic", "lognormal",
-    "multivariate_normal", "noncentral_chisquare", "noncentral_f", "pareto", "power", "rayleigh",
-    "standard_cauchy", "standard_gamma", "standard_t", "triangular",
-    "uniform", "vonmises", "wald", "weibull",
-    "betavariate", "gammavariate", "lognormvariate", "paretovariate",
-    "vonmisesvariate", "weibullvariate",
-)
 _UNBOUNDED = ("logseries", "zipf")
 _STATEFUL = ("seed", "getstate", "setstate", "get_state", "set_state", "spawn", "jumped", "bit_generator")
 
-_NOT_TRACED = (
-    "draws from a continuous distribution that is not traced (laplace, exponential and standard_exponential are: "
-    "each becomes a noise variable whose comparisons are integrated exactly)"
-)
-_WHY_NOT: dict[str, str] = {
-    "gumbel": "draws Gumbel noise, which is not traced (its density is not piecewise exponential); report noisy max "
-    "with Gumbel noise is the exponential mechanism, dpverify.mechanisms.exponential",
-}
-def _refused_noise(name: str, reason: str) -> Callable[..., Any]:
-    def refused(self: ExactRandom, *args: Any, **kwargs: Any) -> Any:
-        self._refuse_noise(name, args, kwargs, reason)
-
-    refused.__name__ = name
-    refused.__doc__ = f"Refused: {reason}."
-    return refused
-
-
-for _name in _CONTINUOUS:
-    setattr(ExactRandom, _name, _refused_noise(_name, _WHY_NOT.get(_name, _NOT_TRACED)))
+refuse_untraced(ExactRandom)  # the continuous draws not traced: refused with their reasons
 for _name in _UNBOUNDED:
     setattr(ExactRandom, _name, _refused_draw(_name, "draws from a distribution with infinitely many outcomes"))
 for _name in _STATEFUL:

@@ -258,3 +258,33 @@ class NoiseDraws:
         self._abort(MechanismError(
             f"rng.{call}({_arguments(args, kwargs)}) {why}. {STATISTICAL_WAY}", dataset=self._dataset,
         ))
+
+
+#: Continuous draws of numpy's and Python's generators that are not traced.
+UNTRACED = (
+    "beta", "chisquare", "dirichlet", "f", "gamma", "gumbel", "logistic", "lognormal", "multivariate_normal",
+    "noncentral_chisquare", "noncentral_f", "pareto", "power", "rayleigh", "standard_cauchy", "standard_gamma",
+    "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull",
+    "betavariate", "gammavariate", "lognormvariate", "paretovariate", "vonmisesvariate", "weibullvariate",
+)
+_NOT_TRACED = (
+    "draws from a continuous distribution that is not traced (laplace, exponential and standard_exponential are: "
+    "each becomes a noise variable whose comparisons are integrated exactly)"
+)
+_WHY_NOT = {
+    "gumbel": "draws Gumbel noise, which is not traced (its density is not piecewise exponential); report noisy max "
+    "with Gumbel noise is the exponential mechanism, dpverify.mechanisms.exponential",
+}
+
+
+def refuse_untraced(rng_class: type) -> None:
+    """Give ``rng_class`` a refusal, naming the draw and the way on, for each name of :data:`UNTRACED`."""
+    for name in UNTRACED:
+        reason = _WHY_NOT.get(name, _NOT_TRACED)
+
+        def refused(self: NoiseDraws, *args: Any, name: str = name, reason: str = reason, **kwargs: Any) -> Any:
+            self._refuse_noise(name, args, kwargs, reason)
+
+        refused.__name__ = name
+        refused.__doc__ = f"Refused: {reason}."
+        setattr(rng_class, name, refused)
