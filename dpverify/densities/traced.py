@@ -37,7 +37,7 @@ from dpverify.errors import MechanismError
 from dpverify.finite._linear import Linear
 from dpverify.finite._noise import STATISTICAL_WAY, TracedOutputs, TracedPath
 from dpverify.finite.distribution import Distribution
-from dpverify.finite.sampling import SamplerMechanism
+from dpverify.finite.sampling import Enumeration, SamplerMechanism
 from dpverify.verdict.assumptions import Assumption, Status
 
 __all__ = ["TracedMechanism", "REAL", "REAL_ARITHMETIC", "real_arithmetic", "traced"]
@@ -115,19 +115,20 @@ class TracedMechanism:
 
     # -- evaluation ----------------------------------------------------------------------------------
 
-    def probe(self, dataset: Any) -> bool:
-        """Evaluate ``dataset`` and return whether the outputs are real numbers (densities, or the
-        Gaussian mechanism's vector)."""
-        self._resolve(dataset)
+    def probe(self, dataset: Any, enumeration: Enumeration | None = None) -> bool:
+        """Evaluate ``dataset`` (from its ``enumeration`` when the caller has it already) and return
+        whether the outputs are real numbers (densities, or the Gaussian mechanism's vector)."""
+        self._resolve(dataset, enumeration)
         assert self._form is not None
         return self._form[1] in ("real", "gaussian")
 
-    def _resolve(self, dataset: Any) -> Any:
+    def _resolve(self, dataset: Any, enumeration: Enumeration | None = None) -> Any:
         key = tuple(dataset) if isinstance(dataset, list) else dataset
         found = self._cache.get(key)
         if found is not None:
             return found
-        enumeration = self.mechanism.enumerate(dataset)
+        if enumeration is None:
+            enumeration = self.mechanism.enumerate(dataset)
         if enumeration.traced is None:
             assert enumeration.distribution is not None
             resolved: Any = ("finite", {o: ExpSum.constant(Fraction(p)) for o, p in enumeration.distribution.items()})

@@ -62,6 +62,8 @@ STATISTICAL_WAY = (
 )
 
 _ZERO, _ONE = Fraction(0), Fraction(1)
+#: Plain int and float operands as constant forms, by (type, value): ``(form, read from a float)``.
+_CONSTANTS: dict[tuple[type, Any], tuple[Linear, bool]] = {}
 #: numpy's methods for maps of object arrays that are not affine (``np.exp(x)`` calls ``x.exp()``).
 _NON_LINEAR = frozenset({
     "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "cbrt", "square", "sin", "cos", "tan",
@@ -193,6 +195,18 @@ class Noisy:
         if type(other).__name__ in ("LazyUniform", "LazyValue"):
             _refuse(self._rng, f"combined a noisy value with a lazy uniform ({operation})",
                     "a uniform and continuous noise in one expression are not traced")
+        kind = type(other)
+        if kind is int or kind is float:  # the common operands, read once: a run repeats them on every replay
+            found = _CONSTANTS.get((kind, other))
+            if found is None:
+                if kind is float and not math.isfinite(other):
+                    return None
+                found = _CONSTANTS[(kind, other)] = (Linear.constant(Fraction(other)), kind is float)
+                if len(_CONSTANTS) > 4096:
+                    _CONSTANTS.clear()
+            if found[1]:
+                self._rng._noise.floats = True
+            return found[0]
         try:
             value, inexact = _number(f"the noisy value {operation}", "operand", other)
         except Exception:

@@ -26,6 +26,25 @@ __all__ = ["NoiseDraws"]
 _FEASIBLE_CACHE_SIZE = 100_000
 
 
+_READ: dict[tuple[type, Any], tuple[Fraction, bool]] = {}
+_SCALARS = frozenset({int, float, Fraction})
+
+
+def _read(call: str, name: str, value: Any) -> tuple[Fraction, bool]:
+    """:func:`~dpverify.finite._numbers._number`, memoised for plain ints and floats (a run draws with
+    the same parameters on every replay)."""
+    kind = type(value)
+    if kind is not int and kind is not float:
+        return _number(call, name, value)
+    found = _READ.get((kind, value))
+    if found is None:
+        found = _number(call, name, value)
+        if len(_READ) > 4096:
+            _READ.clear()
+        _READ[(kind, value)] = found
+    return found
+
+
 class NoiseDraws:
     """Continuous draws and the choice points of traced noise, for the exact rng (module docstring)."""
 
@@ -94,6 +113,8 @@ class NoiseDraws:
         def draw(loc: Any, scale: Any) -> Any:
             return self._variable(kind, call, loc, scale)
 
+        if size is None and type(parameters[0]) in _SCALARS and type(parameters[1]) in _SCALARS:
+            return draw(*parameters)  # the common scalar draw, without numpy's broadcasting
         value = self._elementwise(call, size, parameters, draw, object)
         if isinstance(value, np.ndarray):
             return value.view(NoisyArray) if any(isinstance(item, Noisy) for item in value.flat) else value.astype(float)
@@ -101,8 +122,8 @@ class NoiseDraws:
 
     def _variable(self, kind: str, call: str, loc: Any, scale: Any) -> Any:
         path = self._noise
-        where, inexact_loc = _number(call, "loc", loc)
-        width, inexact_scale = _number(call, "scale", scale)
+        where, inexact_loc = _read(call, "loc", loc)
+        width, inexact_scale = _read(call, "scale", scale)
         if width < 0:
             self._abort(MechanismError(f"{call}: scale must be >= 0, got scale={scale!r}.", dataset=self._dataset))
         if inexact_loc or inexact_scale:
