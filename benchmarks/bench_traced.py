@@ -263,8 +263,8 @@ def main(argv: list[str]) -> int:
             text, met = _row(noise_name, style, 10, traced, closed, ONE_PAIR_TARGET, True)
             one_pair.append(bool(met))
             print(text + "  (one pair)", flush=True)
-    print(f"{sum(results)} of {len(results)} rows on statdp(k) meet <= {TARGET:g} s; "
-          f"{sum(one_pair)} of {len(one_pair)} one-pair rows meet <= {ONE_PAIR_TARGET:g} s "
+    print(f"{sum(results)} of {len(results)} measurements on statdp(k) meet <= {TARGET:g} s; "
+          f"{sum(one_pair)} of {len(one_pair)} one-pair measurements meet <= {ONE_PAIR_TARGET:g} s "
           f"({time.perf_counter() - started:.0f} s in all; modules imported under a clock: at most {max(imports)})")
     if args.estimate:
         print(_estimate_line())
