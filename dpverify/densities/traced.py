@@ -44,9 +44,10 @@ __all__ = ["TracedMechanism", "REAL", "REAL_ARITHMETIC", "real_arithmetic", "tra
 
 #: What a verdict on traced continuous noise rests on (the model, stated with every such verdict).
 REAL_ARITHMETIC = (
-    "real arithmetic: the traced noise is a real number and q + noise is computed exactly; the float program that "
-    "rounds q + noise can leak through the low bits of its output (Mironov 2012: the textbook float Laplace "
-    "mechanism has eps* = inf), which dpverify.estimate sees (float-bit events); snapping (Mironov's fix) avoids it"
+    "real arithmetic: the traced noise is a real number and the program's arithmetic on it exact; the float program "
+    "rounds q + noise and what follows, so it can differ (x + a - x == a is always true here, not in floats) and "
+    "leak through the low bits of its output (Mironov 2012: the textbook float Laplace mechanism has eps* = inf), "
+    "which dpverify.estimate sees (float-bit events); snapping (Mironov's fix) avoids the latter"
 )
 
 _CACHE_SIZE = 4096
@@ -81,8 +82,8 @@ def real_arithmetic() -> Assumption:
     traced noise, stated with every verdict that rests on it; :data:`REAL_ARITHMETIC` in full)."""
     return Assumption(
         "real arithmetic", "real arithmetic, the model of traced noise", Status.ACCEPTED,
-        "the noise is a real number and q + noise exact; the float program may leak through its low bits, Mironov "
-        "2012: dpverify.estimate reads float bits",
+        "the noise is a real number and the arithmetic exact; the float program rounds, and may differ and leak, "
+        "Mironov 2012: dpverify.estimate reads float bits",
         "check the float program with dpverify.estimate, or release snapped values (Mironov's fix)",
     )
 

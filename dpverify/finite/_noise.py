@@ -200,7 +200,7 @@ class Noisy:
             found = _CONSTANTS.get((kind, other))
             if found is None:
                 if kind is float and not math.isfinite(other):
-                    return None
+                    return None  # ±inf and nan: the comparisons and sums below answer them
                 found = _CONSTANTS[(kind, other)] = (Linear.constant(Fraction(other)), kind is float)
                 if len(_CONSTANTS) > 4096:
                     _CONSTANTS.clear()
@@ -232,16 +232,22 @@ class Noisy:
     # -- arithmetic ------------------------------------------------------------------------------
 
     def __add__(self, other: Any) -> Any:
+        if _is_nonfinite(other):
+            return float(other)  # a real number plus ±inf (or nan) is that
         form = self._operand(other, "+")
         return NotImplemented if form is None else self._new(self.form.plus(form))
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Any:
+        if _is_nonfinite(other):
+            return -float(other)
         form = self._operand(other, "-")
         return NotImplemented if form is None else self._new(self.form.minus(form))
 
     def __rsub__(self, other: Any) -> Any:
+        if _is_nonfinite(other):
+            return float(other)
         form = self._operand(other, "-")
         return NotImplemented if form is None else self._new(form.minus(self.form))
 
@@ -281,6 +287,11 @@ class Noisy:
         return self._rng._compare(form, strict)
 
     def _compare(self, other: Any, operation: str, flip: bool) -> Any:
+        if _is_nonfinite(other):  # a real number against ±inf (a running maximum starts at -inf); nan: False
+            if math.isnan(other):
+                return False
+            above = other > 0  # other is +inf
+            return above if (operation in ("<", "<=")) else not above
         form = self._operand(other, operation)
         if form is None:
             return NotImplemented
@@ -346,6 +357,19 @@ class Noisy:
     def __complex__(self) -> NoReturn:
         self._value_refused("complex()")
 
+    def __floordiv__(self, other: Any) -> NoReturn:
+        self._value_refused("the floor division (//)")
+
+    __rfloordiv__ = __floordiv__
+
+    def __mod__(self, other: Any) -> NoReturn:
+        self._value_refused("the remainder (%)")
+
+    __rmod__ = __mod__
+
+    def __divmod__(self, other: Any) -> NoReturn:
+        self._value_refused("divmod()")
+
     def __pow__(self, power: Any) -> Any:
         if isinstance(power, (int, np.integer)) and int(power) == 1:
             return self
@@ -373,6 +397,10 @@ class Noisy:
 
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
         return _array_ufunc(self._rng, ufunc, method, inputs, kwargs)
+
+
+def _is_nonfinite(value: Any) -> bool:
+    return isinstance(value, (float, np.floating)) and not math.isfinite(value)
 
 
 def _plain(value: Fraction, inexact: bool) -> Any:
@@ -524,16 +552,17 @@ class NoisyArray(np.ndarray):
     def argsort(self, axis: Any = -1, kind: Any = None, order: Any = None, **kwargs: Any) -> Any:
         rng = self._run_rng()
         array = self.view(np.ndarray)
+        stable = kind in ("stable", "mergesort") or kwargs.get("stable") is True
         if axis is None:
-            return np.array(rng._order(list(array.reshape(-1))))
+            return np.array(rng._order(list(array.reshape(-1)), stable=stable))
         moved = np.moveaxis(array, axis, -1)
         out = np.empty(moved.shape, dtype=np.intp)
         for index in np.ndindex(*moved.shape[:-1]):
-            out[index] = rng._order(list(moved[index]))
+            out[index] = rng._order(list(moved[index]), stable=stable)
         return np.moveaxis(out, -1, axis)
 
     def sort(self, axis: Any = -1, kind: Any = None, order: Any = None, **kwargs: Any) -> None:
-        order_ = self.argsort(axis=axis)
+        order_ = self.argsort(axis=axis, kind=kind)
         sorted_ = np.take_along_axis(self.view(np.ndarray), order_, axis=axis)
         self.view(np.ndarray)[...] = sorted_
 

@@ -10,6 +10,7 @@ now, the integral later).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, NoReturn
@@ -28,6 +29,10 @@ _FEASIBLE_CACHE_SIZE = 100_000
 
 _READ: dict[tuple[type, Any], tuple[Fraction, bool]] = {}
 _SCALARS = frozenset({int, float, Fraction})
+
+
+def _is_infinite(item: Any) -> bool:
+    return isinstance(item, (float, np.floating)) and math.isinf(item)
 
 
 def _read(call: str, name: str, value: Any) -> tuple[Fraction, bool]:
@@ -128,8 +133,8 @@ class NoiseDraws:
             self._abort(MechanismError(f"{call}: scale must be >= 0, got scale={scale!r}.", dataset=self._dataset))
         if inexact_loc or inexact_scale:
             path.floats = True
-        if width == 0:  # numpy returns loc itself
-            return float(where) if inexact_loc or kind == "exponential" or isinstance(loc, float) else where
+        if width == 0:  # numpy returns loc itself, as a float
+            return float(loc)
         variable = NoiseVariable(len(path.variables), kind, width)
         self._choose(kind, 1, Deferred((width,)), False)  # a step of the path, replayed
         path.variables.append(variable)
@@ -194,14 +199,26 @@ class NoiseDraws:
         self._noise.constraints.append(form if index == 0 else form.negated())
         return index == 0
 
-    def _extreme(self, lane: list[Any], *, largest: bool) -> int:
+    def _extreme(self, lane: list[Any], *, largest: bool, call: str = "") -> int:
         """The index of the largest (smallest) element of ``lane``: one choice among the elements that
         can be it, branch ``i`` constraining ``e_i > e_j`` (``e_i < e_j``) for every ``j``. Equal
-        constants tie as numpy's argmax does (the first wins); noisy ties have probability 0."""
-        forms = [self._form(item, "argmax" if largest else "argmin") for item in lane]
-        if not forms:
-            raise ValueError("attempt to get argmax of an empty sequence")
-        self._gaussian_compared(forms, f"took the {'argmax' if largest else 'argmin'} of values")
+        constants tie as numpy's argmax does (the first wins); noisy ties have probability 0. An
+        infinite constant decides at once (``+inf`` is the largest; ``-inf`` never is, unless all are)."""
+        call = call or ("argmax" if largest else "argmin")
+        if not lane:
+            raise ValueError(f"attempt to get {call} of an empty sequence")
+        infinite = [i for i, item in enumerate(lane) if _is_infinite(item)]
+        if infinite:
+            best = math.inf if largest else -math.inf
+            winners = [i for i in infinite if float(lane[i]) == best]
+            if winners:
+                return winners[0]
+            finite = [i for i in range(len(lane)) if i not in infinite]
+            if not finite:
+                return 0
+            return finite[self._extreme([lane[i] for i in finite], largest=largest, call=call)]
+        forms = [self._form(item, call) for item in lane]
+        self._gaussian_compared(forms, f"took the {call} of values")
         options: list[tuple[int, list[Linear]]] = []
         for i, own in enumerate(forms):
             needed: list[Linear] | None = []
@@ -223,42 +240,32 @@ class NoiseDraws:
                 options.append((i, needed))
         if len(options) == 1:
             return options[0][0]
-        kind = "argmax" if largest else "argmin"
-        index = self._choose(kind, len(options), Deferred(tuple(tuple(c) for _, c in options)), False)
+        index = self._choose(call, len(options), Deferred(tuple(tuple(c) for _, c in options)), False)
         winner, constraints = options[index]
         self._noise.constraints.extend(constraints)
         return winner
 
-    def _order(self, lane: list[Any]) -> list[int]:
-        """The indices of ``lane`` in increasing order, chosen element by element: the next is any
-        remaining element that can follow the previous one (constraint ``e_next > e_prev``); the chain
-        of a path is its whole region, so each order is one path. Equal constants keep their order."""
-        forms = [self._form(item, "argsort") for item in lane]
-        self._gaussian_compared(forms, "sorted values")
-        remaining = list(range(len(forms)))
+    def _order(self, lane: list[Any], *, stable: bool = False) -> list[int]:
+        """The indices of ``lane`` in increasing order: the smallest of the elements left, chosen as
+        :meth:`_extreme` chooses, again and again (each step constrains the chosen element below the
+        rest; at the end of the path the chain implies the others, which are then dropped:
+        :func:`~dpverify.finite._noise.without_redundant_cycles`). Equal constants keep their index
+        order, as numpy's sort does for up to 16 elements or with ``kind="stable"``; beyond, numpy
+        orders them as its algorithm goes, so a longer lane with equal constants is refused."""
+        if not stable and len(lane) > 16:
+            constants = [item for item in lane if not isinstance(item, Noisy)]
+            if len(set(constants)) < len(constants):
+                self._abort(MechanismError(
+                    f"the sampler {self._name} sorted {len(lane)} values holding equal constants beside noisy ones on "
+                    f"dataset {self._dataset!r}: numpy's default sort orders equal values of more than 16 elements as "
+                    "its algorithm goes, not by index. Pass kind='stable' (np.argsort(x, kind='stable')), which keeps "
+                    "them in index order.",
+                    dataset=self._dataset,
+                ))
+        remaining = list(range(len(lane)))
         order: list[int] = []
         while remaining:
-            options: list[tuple[int, list[Linear]]] = []
-            for r in remaining:
-                needed: list[Linear] = []
-                if order:
-                    previous = order[-1]
-                    difference = forms[r].minus(forms[previous])
-                    if not difference.coefs:
-                        if difference.const < 0 or (difference.const == 0 and r < previous):
-                            continue
-                    else:
-                        needed = self._needed([difference])
-                blocked = any(not forms[s].coefs and not forms[r].coefs and (forms[s].const < forms[r].const or (
-                    forms[s].const == forms[r].const and s < r)) for s in remaining if s != r)
-                if not blocked and self._possible(needed):
-                    options.append((r, needed))
-            if len(options) == 1:
-                chosen, constraints = options[0]
-            else:
-                index = self._choose("sort", len(options), Deferred(tuple(tuple(c) for _, c in options)), False)
-                chosen, constraints = options[index]
-            self._noise.constraints.extend(constraints)
+            chosen = remaining[self._extreme([lane[i] for i in remaining], largest=False, call="argsort")]
             order.append(chosen)
             remaining.remove(chosen)
         return order

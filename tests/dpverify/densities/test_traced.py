@@ -303,3 +303,58 @@ def test_pythons_sorted_equals_numpys_argsort_exactly():
         first = TracedMechanism(from_sampler(by_sorted)).exact_values(dataset)
         second = TracedMechanism(from_sampler(by_argsort)).exact_values(dataset)
         assert len(first) == 24 and first == second
+
+
+# -- found by fuzzing against Monte Carlo (each once wrong or a crash) --------------------------------------
+
+
+def test_sorting_after_a_comparison_or_with_constants_and_repeats():
+    def compare_then_sort(dataset, rng):
+        v = rng.laplace(0, 1.0, size=2)
+        return int(v[0] > v[1]), tuple(int(i) for i in np.argsort(v))
+
+    def above_a_constant(dataset, rng):  # [X0, -1] with X0 > 0: always (1, 0)
+        return tuple(int(i) for i in np.argsort(rng.exponential(1.0, size=2) * np.array([1, 0]) - np.array([0, 1])))
+
+    def one_variable_twice(dataset, rng):  # equal values keep their index order
+        return tuple(int(i) for i in np.argsort(rng.laplace(0, 1.0, size=1)[[0, 0]]))
+
+    half = Fraction(1, 2)
+    assert {o: p.to_float() for o, p in TracedMechanism(from_sampler(compare_then_sort)).exact_values((0,)).items()} \
+        == {(1, (1, 0)): half, (0, (0, 1)): half}
+    assert list(TracedMechanism(from_sampler(above_a_constant)).exact_values((0,))) == [(1, 0)]
+    assert list(TracedMechanism(from_sampler(one_variable_twice)).exact_values((0,))) == [(0, 1)]
+
+
+def test_a_running_maximum_from_minus_infinity_is_report_noisy_max():
+    def running(dataset, rng):
+        best, arg = -np.inf, -1
+        for i, q in enumerate(dataset):
+            value = q + rng.laplace(0, 1.0)
+            if value > best:
+                best, arg = value, i
+        return arg
+
+    q = (0, 1, Fraction(1, 2))
+    traced = TracedMechanism(from_sampler(running)).exact_values(q)
+    hand = ReportNoisyMax(2, scale_factor=2).exact_values(q)  # scale 2/2 = 1
+    assert {o: p.to_float() for o, p in traced.items()} == pytest.approx({o: p.to_float() for o, p in hand.items()},
+                                                                         rel=1e-14)
+
+
+def test_a_scale_zero_draw_is_numpys_float_loc():
+    assert from_sampler(lambda d, rng: rng.laplace(d[0], 0))((1,)) == from_sampler(lambda d, rng: 1.0)((1,))
+
+
+def test_floor_division_of_noise_is_refused_by_name():
+    with pytest.raises(MechanismError, match=r"the floor division \(//\)"):
+        from_sampler(lambda d, rng: rng.laplace() // 1).enumerate((0,))
+
+
+def test_numpys_unstable_order_of_equal_values_beyond_16_is_refused_unless_stable():
+    def sorted_with_ties(dataset, rng):
+        values = np.concatenate([np.zeros(17), rng.laplace(size=1)])
+        return int(np.argsort(values, kind=None)[-1])
+
+    with pytest.raises(MechanismError, match="kind='stable'"):
+        from_sampler(sorted_with_ties).enumerate((0,))
