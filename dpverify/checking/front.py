@@ -397,6 +397,10 @@ def _traced(mechanism: Any, inputs: Any) -> TracedMechanism | None:
         return None
     if first is None:
         return None
+    kept = mechanism.__dict__.get("_traced_view")
+    if kept is not None:  # verified before: its integrated outputs are kept (a sweep over claims, a profile)
+        kept.probe(first)
+        return kept
     enumeration = mechanism.enumerate(first)
     if enumeration.traced is None:
         return None
@@ -404,6 +408,7 @@ def _traced(mechanism: Any, inputs: Any) -> TracedMechanism | None:
 
     traced = TracedMechanism(mechanism)
     traced.probe(first, enumeration)  # the first dataset's enumeration, not run again
+    mechanism.__dict__["_traced_view"] = traced
     return traced
 
 

@@ -109,7 +109,7 @@ class TracedMechanism:
     def __repr__(self) -> str:
         return f"traced({self.mechanism!r})"
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict:  # a worker integrates what it evaluates: the cache stays here
         state = dict(self.__dict__)
         state["_cache"] = {}
         return state

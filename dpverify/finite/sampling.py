@@ -473,6 +473,11 @@ class SamplerMechanism:
         if hasattr(sampler, "exchangeable"):
             self.exchangeable = sampler.exchangeable
 
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_traced_view", None)  # verify's integrated view of it (dpverify.checking.front): kept here only
+        return state
+
     def __repr__(self) -> str:
         options = [f"max_paths={self.max_paths}"]
         if self.tail:
