@@ -12,6 +12,7 @@ delta``, so the claim is violated whatever the unexplored mass does.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -96,9 +97,10 @@ class Witness:
 
 #: An exact mass is shown as a fraction when its numerator and denominator are below this.
 SHORT_FRACTION = 10**6
-#: Exact expressions longer than this are not shown (a sum of exponentials of a float scale's binary
-#: value runs to hundreds of characters): the floats are, and the JSON keeps the expressions.
-LONG_EXPRESSION = 160
+#: Exact sums of exponentials whose exponents hold a number of this many digits are not shown (a float
+#: scale's binary value, ``exp(-4503599627370496/6433713753386423)``, in every term: hundreds of
+#: characters): the floats are, and the JSON keeps the expressions.
+UNREADABLE_DIGITS = 13
 
 
 def _exact_text(value: Any) -> str | None:
@@ -122,10 +124,11 @@ def _exact_text(value: Any) -> str | None:
 
 
 def _too_long(value: Any) -> bool:
-    """Whether an exact expression is too long to show on the witness's ``exact:`` line
-    (:data:`LONG_EXPRESSION`); the line is then left out."""
+    """Whether an exact expression is too long to read on the witness's ``exact:`` line (an exponent
+    holding a number of :data:`UNREADABLE_DIGITS` digits or more: a float's binary value); the line is
+    then left out."""
     text = _exact_text(value)
-    return text is not None and len(text) > LONG_EXPRESSION
+    return text is not None and re.search(rf"exp\(-?\d{{{UNREADABLE_DIGITS},}}", text) is not None
 
 
 def _exact_or_float(value: Any) -> str:
