@@ -61,3 +61,21 @@ def test_long_values_not_made_of_floats_are_shown():
 def test_a_mixed_pair_shows_the_float_sum_by_its_shortest_repr():
     line = _exact_line(Fraction(3, 4), FLOAT_SUM_Q)
     assert line == f"exact: P[M(D) in S] is 3/4, P[M(D') in S] is {float(FLOAT_SUM_Q)!r}"
+
+
+def test_sums_of_exponentials_of_a_float_scale_show_as_decimals_only():
+    # a traced program's scale 2.0 / 0.7 is the double 2.857142857142857 = 6433713753386423/2251799813685248:
+    # its exponents are fractions of 16 digits in every term (the float text is left, the JSON keeps them)
+    rate = sympy.Rational(2251799813685248, 6433713753386423)
+    p = 1 - sympy.exp(-2 * rate) / 2
+    q = sympy.exp(-3 * rate) / 2
+    text = _text(p, q)
+    assert "exact:" not in text and "6433713753386423" not in text
+    assert document_exact(p) == str(p)
+    # readable exponents (a rational scale) keep their line, however long
+    readable = sum(sympy.exp(-sympy.Rational(k, 40)) / (k + 1) for k in range(1, 9))
+    assert _exact_line(readable / 10, sympy.exp(-sympy.Rational(7, 4)) / 40) is not None
+
+
+def document_exact(value) -> str:
+    return contract.witness(Witness((0,), (1,), frozenset({1}), value, value / 4, 1, 0))["p"]["exact"]
