@@ -124,9 +124,14 @@ class VerificationResult:
     @property
     def verdict_text(self) -> str:
         """The verdict as shown: ``"HOLDS"``, or ``"HOLDS, assuming ..."`` when it rests on an
-        accepted assumption."""
+        accepted assumption; a verdict on traced noise that does not pass says it is one of the
+        real-number program (``"VIOLATED in real arithmetic"``): its witness is that program's."""
         text = str(self.verdict)
-        return f"{text}, {self.assuming}" if self.holds and self.assuming else text
+        if self.holds and self.assuming:
+            return f"{text}, {self.assuming}"
+        if any(assumption.name == "real arithmetic" for assumption in self.assumptions):
+            return f"{text} in real arithmetic"
+        return text
 
     def summary(self) -> str:
         if isinstance(self.claim, Stability):
