@@ -82,7 +82,8 @@ class Assumption:
     fix: str = ""
 
     def __str__(self) -> str:
-        text = f"{self.name} ({self.statement}): {self.status}, {self.evidence}"
+        named = self.statement if self.statement.startswith(self.name) else f"{self.name} ({self.statement})"
+        text = f"{named}: {self.status}, {self.evidence}"
         return f"{text}; {self.fix}" if self.status is Status.UNPROVED and self.fix else text
 
     def to_json(self) -> dict:
