@@ -226,7 +226,10 @@ def verify(
         mechanism: ``dataset -> Mapping[outcome, probability]`` (exact numbers or floats); a
             sampler made exact by :func:`dpverify.from_sampler`; a mechanism with continuous
             outputs (``continuous_output = True``, :mod:`dpverify.densities.continuous`); for
-            :class:`PublicData`, ``(public, dataset) -> Mapping``.
+            :class:`PublicData`, ``(public, dataset) -> Mapping``, or a :func:`~dpverify.from_sampler`
+            mechanism whose sampler takes ``(public, dataset, rng)``. A sampler that draws continuous
+            noise (``rng.laplace``, ``rng.exponential``) is integrated exactly and its verdict says it
+            assumes real arithmetic (:mod:`dpverify.densities.traced`).
         inputs: :class:`Datasets` (every neighbouring pair of datasets),
             :class:`~dpverify.checking.input_pairs.InputPairs` or a list of pairs ``[(D, D'), ...]``
             (given pairs: ``InputPairs.statdp(k)``, ``InputPairs.query_vectors(k, m=)``), or
@@ -276,6 +279,10 @@ def verify(
     checked: Any = mechanism  # its form (one argument, or public and private) is the inputs' kind's
     claimed = claim_from_arguments(claim, epsilon, delta)
     grid = _profile_points(profile)
+    if isinstance(inputs, PublicData) and isinstance(mechanism, SamplerMechanism):
+        return _verify_public_sampler(mechanism, inputs, claimed, grid, float_error=float_error, executor=executor,
+                                      seed=seed, progress=progress, max_pairs=max_pairs,
+                                      exchangeable_samples=exchangeable_samples, cover=cover, timeout=timeout)
     traced = _traced(mechanism, inputs)
     if traced is not None:  # a sampler drawing continuous noise: its traced paths, integrated
         checked = mechanism = traced
@@ -380,6 +387,19 @@ def _within_rounding(result: Any, traced: Any, inputs: Any, claimed: Claim, grid
         f"the claim holds within a relative {float(ROUNDING_ALLOWANCE):.2g} of eps and delta: eps*={result.epsilon!r} "
         "is that of the program's float constants read as their binary values (a scale 2.0 / 0.7 is not 20/7), "
         "whose rounding moves the figures by about that much"))
+
+
+def _verify_public_sampler(mechanism: SamplerMechanism, inputs: PublicData, claimed: Claim, grid: Any,
+                           **options: Any) -> Any:
+    """A sampler ``(public, dataset, rng)`` on public data: each public sample's mechanism enumerated
+    (and integrated, when it draws continuous noise: the verdict then records real arithmetic)."""
+    from dpverify.densities.traced import PublicSampler, real_arithmetic
+
+    checked = PublicSampler(mechanism)
+    result = _verify(checked, inputs, claimed, grid, **options)
+    if not checked.traced:
+        return result
+    return replace(result, assumptions=(*result.assumptions, real_arithmetic()))
 
 
 def _traced(mechanism: Any, inputs: Any) -> TracedMechanism | None:

@@ -26,6 +26,7 @@ real-number mechanism; the float program that rounds ``q + noise`` may leak (Mir
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from fractions import Fraction
 from typing import Any
@@ -40,7 +41,7 @@ from dpverify.finite.distribution import Distribution
 from dpverify.finite.sampling import Enumeration, SamplerMechanism
 from dpverify.verdict.assumptions import Assumption, Status
 
-__all__ = ["TracedMechanism", "REAL", "REAL_ARITHMETIC", "real_arithmetic", "traced"]
+__all__ = ["TracedMechanism", "PublicSampler", "REAL", "REAL_ARITHMETIC", "real_arithmetic", "traced"]
 
 #: What a verdict on traced continuous noise rests on (the model, stated with every such verdict).
 REAL_ARITHMETIC = (
@@ -342,3 +343,48 @@ def _check_total(parts: list[ExpSum], name: str, dataset: Any) -> None:
             f"dpverify internal error: the traced paths of the sampler {name} on {dataset!r} have total probability "
             f"{total.to_float()!r}, not exactly 1 (a branch pruned with mass, or a path counted twice)."
         )
+
+
+class PublicSampler:
+    """A :func:`~dpverify.from_sampler` mechanism checked on :class:`~dpverify.PublicData`: its sampler
+    takes ``(public, dataset, rng)``. Each public sample gets the mechanism of ``sampler(public, ., rng)``
+    (the same options), integrated as :class:`TracedMechanism` integrates when it draws continuous
+    noise; ``traced`` says whether any did (the verdict then rests on real arithmetic). Its
+    probabilities are certified floats (the engine's float model decides a claim tight within them)."""
+
+    def __init__(self, mechanism: SamplerMechanism) -> None:
+        self.mechanism = mechanism
+        self.__name__ = mechanism.__name__
+        if hasattr(mechanism, "exchangeable"):
+            self.exchangeable = mechanism.exchangeable
+        self.traced = False
+        self._views: dict[Any, Any] = {}
+
+    def _view(self, public: Any, dataset: Any) -> Any:
+        view = self._views.get(public)
+        if view is None:
+            sampler = functools.partial(self.mechanism.sampler, public)
+            functools.update_wrapper(sampler, self.mechanism.sampler)
+            plain = SamplerMechanism(sampler, self.mechanism.max_paths, tail=self.mechanism.tail,
+                                     max_depth=self.mechanism.max_depth, deterministic=self.mechanism.deterministic,
+                                     patch=self.mechanism.patch)
+            plain.__name__ = f"{self.__name__}[public={public!r}]"
+            enumeration = plain.enumerate(dataset)
+            if enumeration.traced is None:
+                view = plain
+            else:
+                view = TracedMechanism(plain)
+                view.probe(dataset, enumeration)
+                if view.continuous_output or view.gaussian_output:
+                    raise MechanismError(
+                        f"the sampler {self.__name__} releases noisy real numbers on public data {public!r}: a density, "
+                        "which is decided on given pairs or Datasets, not yet on public data; release a finite "
+                        f"output here, or check each public sample's mechanism on its Datasets. {STATISTICAL_WAY}",
+                        dataset=dataset,
+                    )
+                self.traced = True
+            self._views[public] = view
+        return view
+
+    def __call__(self, public: Any, dataset: Any) -> Distribution:
+        return self._view(public, dataset)(dataset)

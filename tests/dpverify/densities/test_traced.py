@@ -358,3 +358,42 @@ def test_numpys_unstable_order_of_equal_values_beyond_16_is_refused_unless_stabl
 
     with pytest.raises(MechanismError, match="kind='stable'"):
         from_sampler(sorted_with_ties).enumerate((0,))
+
+
+# -- public data: a sampler (public, dataset, rng) ----------------------------------------------------------
+
+
+def test_a_sampler_on_public_data_is_enumerated_per_public_sample_and_integrated():
+    from dpverify import PublicData
+
+    def count_above(public, dataset, rng):
+        return bool(sum(dataset) + rng.laplace(scale=2.0) > sum(public))
+
+    inputs = PublicData.every_sample([0, 1], 1, private=Datasets([0, 1], n=2))
+    # a count of sensitivity 1 against a threshold, Lap(2): P(above) = 1/2 at count = threshold and
+    # e^(-1/2)/2 one below: the worst ratio is (1/2) / (e^(-1/2)/2) = e^(1/2) on the event False
+    result = verify(from_sampler(count_above), inputs, PureDp(0.5))
+    assert result.holds and result.epsilon == pytest.approx(0.5, rel=1e-12)
+    assert [a.name for a in result.assumptions] == ["real arithmetic"]
+    assert verify(from_sampler(count_above), inputs, PureDp(0.4)).verdict is Verdict.VIOLATED
+
+
+def test_a_sampler_on_public_data_without_noise_is_enumerated_and_assumes_nothing():
+    from dpverify import PublicData
+
+    def coin(public, dataset, rng):
+        return bool(rng.random() < Fraction(1, 4) + Fraction(dataset[0], 2)) if public[0] else bool(rng.random() < 0.5)
+
+    result = verify(from_sampler(coin), PublicData.every_sample([0, 1], 1, private=Datasets([0, 1], n=1)), PureDp(2))
+    assert result.holds and result.epsilon == pytest.approx(math.log(3))  # (3/4) / (1/4) on public (1,)
+    assert not result.assumptions
+
+
+def test_a_density_on_public_data_is_refused_naming_the_way():
+    from dpverify import PublicData
+
+    def release(public, dataset, rng):
+        return dataset[0] + public[0] + rng.laplace(scale=2.0)
+
+    with pytest.raises(MechanismError, match="releases noisy real numbers on public data"):
+        verify(from_sampler(release), PublicData.every_sample([0, 1], 1, private=Datasets([0, 1], n=1)), PureDp(1))
