@@ -301,9 +301,14 @@ def verify(
         from dpverify.densities.traced import real_arithmetic
 
         return replace(result, assumptions=(*result.assumptions, real_arithmetic()))
-    return _verify(checked, inputs, claimed, grid, float_error=float_error, executor=executor, seed=seed,
-                   progress=progress, max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, cover=cover,
-                   timeout=timeout)
+    result = _verify(checked, inputs, claimed, grid, float_error=float_error, executor=executor, seed=seed,
+                     progress=progress, max_pairs=max_pairs, exchangeable_samples=exchangeable_samples, cover=cover,
+                     timeout=timeout)
+    if isinstance(mechanism, SamplerMechanism) and mechanism.__dict__.get("_real_noise"):
+        from dpverify.densities.traced import real_arithmetic
+
+        result = replace(result, assumptions=(*result.assumptions, real_arithmetic()))
+    return result
 
 
 def _verify(checked: Any, inputs: Any, claimed: Claim, grid: Any, *, float_error: Any, executor: Any, seed: Any,
@@ -423,6 +428,8 @@ def _traced(mechanism: Any, inputs: Any) -> TracedMechanism | None:
         return kept
     enumeration = mechanism.enumerate(first)
     if enumeration.traced is None:
+        if enumeration.gumbel:  # a Gumbel argmax: a discrete choice, but of real noise
+            mechanism.__dict__["_real_noise"] = True
         return None
     from dpverify.densities.traced import TracedMechanism  # sympy and mpmath load only for traced noise
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-__all__ = ["NoiseVariable", "Linear", "NOISE_KINDS"]
+__all__ = ["NoiseVariable", "Linear", "NOISE_KINDS", "GUMBEL_BASE"]
 
 #: The noise distributions traced, by name: numpy's ``laplace(loc, scale)`` (density
 #: ``exp(-|x|/scale) / (2 scale)``, the ``loc`` kept in the form's constant), ``exponential(scale)``
@@ -24,6 +24,9 @@ __all__ = ["NoiseVariable", "Linear", "NOISE_KINDS"]
 #: is a lazy uniform of ``rng.random()`` released as a real number (an affine map of it), its interval
 #: after the path's comparisons shifted to start at 0.
 NOISE_KINDS = ("laplace", "exponential", "gaussian", "uniform")
+#: Gumbel variables are numbered from here, apart from the path's integrated variables (they are never
+#: integrated: the one use traced, an argmax, is a discrete choice); shown as ``G0``, ``G1``, ...
+GUMBEL_BASE = 1 << 40
 
 
 @dataclass(frozen=True)
@@ -96,7 +99,8 @@ class Linear:
         for i, a in self.coefs:
             sign = "-" if a < 0 else "+"
             size = abs(a)
-            term = f"X{i}" if size == 1 else f"{_number(size)} X{i}"
+            variable = f"G{i - GUMBEL_BASE}" if i >= GUMBEL_BASE else f"X{i}"
+            term = variable if size == 1 else f"{_number(size)} {variable}"
             parts.append(f"{sign} {term}" if parts else (f"-{term}" if a < 0 else term))
         return " ".join(parts)
 

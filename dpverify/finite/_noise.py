@@ -80,11 +80,13 @@ class Deferred(tuple):
 class NoisePath:
     """The continuous part of one run: its noise variables and its constraints (each ``form > 0``)."""
 
-    __slots__ = ("variables", "constraints", "floats", "released")
+    __slots__ = ("variables", "constraints", "floats", "released", "gumbel", "gumbel_used")
 
     def __init__(self) -> None:
         self.variables: list[NoiseVariable] = []
         self.constraints: list[Linear] = []
+        self.gumbel: dict[int, Fraction] = {}  # Gumbel variables (numbered from GUMBEL_BASE) and their scales
+        self.gumbel_used: set[int] = set()  # those an argmax has consumed
         self.floats = False  # a float constant entered a form or a scale (its binary value is used)
         self.released: dict[int, int] = {}  # id of a lazy uniform released as a real number -> its variable
 

@@ -18,9 +18,9 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpverify.errors import MechanismError
-from dpverify.finite._linear import Linear, NoiseVariable
+from dpverify.finite._linear import GUMBEL_BASE, Linear, NoiseVariable
 from dpverify.finite._noise import STATISTICAL_WAY, Deferred, NoisePath, Noisy, NoisyArray, as_form, feasible
-from dpverify.finite._numbers import _arguments, _number
+from dpverify.finite._numbers import Enclosure, _arguments, _number, enclosure_of
 
 __all__ = ["NoiseDraws"]
 
@@ -29,6 +29,23 @@ _FEASIBLE_CACHE_SIZE = 100_000
 
 _READ: dict[tuple[type, Any], tuple[Fraction, bool]] = {}
 _SCALARS = frozenset({int, float, Fraction})
+
+
+def _softmax(exponents: list[Fraction]) -> tuple[Enclosure, ...]:
+    """``exp(x_i) / sum_j exp(x_j)`` for each ``i``, certified (mpmath intervals at 256 bits)."""
+    import mpmath
+
+    iv = mpmath.iv
+    old = iv.prec
+    try:
+        iv.prec = 256
+        top = max(exponents)
+        shifted = [x - top for x in exponents]
+        weights = [iv.exp(iv.mpf(x.numerator) / x.denominator) for x in shifted]  # exact rationals, enclosed
+        total = sum(weights[1:], weights[0])
+        return tuple(enclosure_of(weight / total) for weight in weights)
+    finally:
+        iv.prec = old
 
 
 def _is_infinite(item: Any) -> bool:
@@ -80,6 +97,55 @@ class NoiseDraws:
     def standard_exponential(self, size: Any = None, dtype: Any = np.float64, method: Any = None, out: Any = None) -> Any:
         """``exponential(1.0, size)``."""
         return self._noise_draw("exponential", "rng.standard_exponential", (0, 1), size)
+
+    def gumbel(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
+        """A Gumbel value ``loc + G``, or an array of independent ones: traced for one use, the argmax of
+        a vector ``c_i + G_i`` (one scale), which is the exponential mechanism: ``P(argmax = i) =
+        exp(c_i / scale) / sum_j exp(c_j / scale)``, a discrete choice with certified probabilities.
+        Anything else done with Gumbel noise is refused (its densities are not piecewise exponential)."""
+        if self._tail > 0:
+            self._abort(MechanismError(f"rng.gumbel with tail= is not supported; drop tail=. {STATISTICAL_WAY}",
+                                       dataset=self._dataset))
+
+        def draw(loc: Any, scale: Any) -> Any:
+            where, inexact_loc = _read("rng.gumbel", "loc", loc)
+            width, inexact_scale = _read("rng.gumbel", "scale", scale)
+            if width <= 0:
+                self._abort(MechanismError(f"rng.gumbel: scale must be > 0, got scale={scale!r}.", dataset=self._dataset))
+            if inexact_loc or inexact_scale:
+                self._noise.floats = True
+            index = GUMBEL_BASE + len(self._noise.gumbel)
+            self._noise.gumbel[index] = width
+            self._choose("gumbel", 1, Deferred((width,)), False)
+            return Noisy(self, Linear(where, ((index, Fraction(1)),)))
+
+        value = self._elementwise("rng.gumbel", size, (loc, scale), draw, object)
+        return value.view(NoisyArray) if isinstance(value, np.ndarray) else value
+
+    def _gumbel_argmax(self, forms: list[Linear], largest: bool, call: str) -> int | None:
+        """The exponential mechanism's choice when the lane is ``c_i + G_i`` (fresh Gumbel variables of one
+        scale); None when no Gumbel variable is in the lane; refused for any other use of one."""
+        gumbel = self._noise.gumbel
+        used = [i for form in forms for i, _ in form.coefs if i in gumbel]
+        if not used:
+            return None
+        scales = {gumbel[i] for i in used}
+        shape = (largest and len(used) == len(forms) == len(set(used)) and len(scales) == 1
+                 and all(len(form.coefs) == 1 and form.coefs[0][1] == 1 for form in forms)
+                 and not set(used) & self._noise.gumbel_used)
+        if not shape:
+            self._abort(MechanismError(
+                f"the sampler {self._name} took the {call} of values involving Gumbel noise on dataset {self._dataset!r} "
+                "in a form that is not traced: only the argmax of c_i + G_i, fresh Gumbel draws of one scale, one per "
+                f"element, is decided (the exponential mechanism). {STATISTICAL_WAY}",
+                dataset=self._dataset,
+            ))
+        (scale,) = scales
+        self._noise.gumbel_used.update(used)
+        shares = _softmax([form.const / scale for form in forms])
+        if len(forms) == 1:
+            return 0
+        return self._choose(call, len(forms), shares, False)
 
     def normal(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """A traced Gaussian value ``loc + Z`` (``Z ~ N(0, scale^2)``), or an array of independent ones. It
@@ -175,6 +241,13 @@ class NoiseDraws:
         variables = self._noise.variables
         for form in forms:
             for i, _ in form.coefs:
+                if i >= GUMBEL_BASE:
+                    self._abort(MechanismError(
+                        f"the sampler {self._name} {what} involving Gumbel noise ({form.text()} > 0) on dataset "
+                        f"{self._dataset!r}: only the argmax of c_i + G_i (fresh Gumbel draws of one scale) is decided, "
+                        f"the exponential mechanism. {STATISTICAL_WAY}",
+                        dataset=self._dataset,
+                    ))
                 if variables[i].kind == "gaussian":
                     self._abort(MechanismError(
                         f"the sampler {self._name} {what} involving Gaussian noise ({form.text()} > 0, X{i} from "
@@ -218,6 +291,9 @@ class NoiseDraws:
                 return 0
             return finite[self._extreme([lane[i] for i in finite], largest=largest, call=call)]
         forms = [self._form(item, call) for item in lane]
+        chosen = self._gumbel_argmax(forms, largest, call)
+        if chosen is not None:
+            return chosen
         self._gaussian_compared(forms, f"took the {call} of values")
         options: list[tuple[int, list[Linear]]] = []
         for i, own in enumerate(forms):
@@ -290,7 +366,7 @@ class NoiseDraws:
 
 #: Continuous draws of numpy's and Python's generators that are not traced.
 UNTRACED = (
-    "beta", "chisquare", "dirichlet", "f", "gamma", "gumbel", "logistic", "lognormal", "multivariate_normal",
+    "beta", "chisquare", "dirichlet", "f", "gamma", "logistic", "lognormal", "multivariate_normal",
     "noncentral_chisquare", "noncentral_f", "pareto", "power", "rayleigh", "standard_cauchy", "standard_gamma",
     "standard_t", "triangular", "uniform", "vonmises", "wald", "weibull",
     "betavariate", "gammavariate", "lognormvariate", "paretovariate", "vonmisesvariate", "weibullvariate",
@@ -299,10 +375,7 @@ _NOT_TRACED = (
     "draws from a continuous distribution that is not traced (laplace, exponential and standard_exponential are: "
     "each becomes a noise variable whose comparisons are integrated exactly)"
 )
-_WHY_NOT = {
-    "gumbel": "draws Gumbel noise, which is not traced (its density is not piecewise exponential); report noisy max "
-    "with Gumbel noise is the exponential mechanism, dpverify.mechanisms.exponential",
-}
+_WHY_NOT: dict[str, str] = {}
 
 
 def refuse_untraced(rng_class: type) -> None:

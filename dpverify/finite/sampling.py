@@ -87,7 +87,7 @@ from dpverify.finite._global_random import (  # the readers live there now; the 
     _global_states,
     _numpy_state,  # noqa: F401
 )
-from dpverify.finite._linear import Linear
+from dpverify.finite._linear import GUMBEL_BASE, Linear
 from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath, without_redundant_cycles
 from dpverify.finite._routing import module_names, route
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
@@ -262,6 +262,7 @@ class Enumeration:
     paths: int
     depth: int = 0
     traced: TracedOutputs | None = None
+    gumbel: bool = False  # a Gumbel argmax was chosen (an exponential mechanism of real noise)
 
 
 @dataclass
@@ -317,6 +318,7 @@ class _Search:
         self.replays: list[_Path] = []
         self.traced: list[TracedPath] = []
         self.floats = False
+        self.gumbel = False
         self._complete = 0
         self._sampler = random.Random(_SEED)
 
@@ -359,6 +361,8 @@ class _Search:
         noise = rng._noise
         if noise.floats:
             self.floats = True
+        if noise.gumbel:
+            self.gumbel = True
         if noise.variables:
             if bounds is not None:
                 raise MechanismError(
@@ -446,13 +450,13 @@ class _Search:
 
     def _distribution(self, values: dict, unexplored: Fraction, *, inexact: bool) -> Enumeration:
         if unexplored == 0:
-            return Enumeration(Distribution(values), self.paths, self.depth)
+            return Enumeration(Distribution(values), self.paths, self.depth, gumbel=self.gumbel)
         bound: Any = unexplored
         if inexact:
             bound = float(unexplored)
             if bound < unexplored:
                 bound = math.nextafter(bound, math.inf)
-        return Enumeration(Distribution(values, unexplored=bound), self.paths, self.depth)
+        return Enumeration(Distribution(values, unexplored=bound), self.paths, self.depth, gumbel=self.gumbel)
 
 
 class SamplerMechanism:
@@ -721,6 +725,13 @@ def _convert(value: Any, name: str, dataset: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Noisy):  # a real number computed from continuous noise: its form, a density later
+        if any(i >= GUMBEL_BASE for i, _ in value.form.coefs):
+            raise MechanismError(
+                f"the sampler {name} returned {value.form.text()}, a value of Gumbel noise, on dataset {dataset!r}; "
+                "Gumbel noise is traced only for the argmax of c_i + G_i (the exponential mechanism). Release the argmax, "
+                "use Laplace noise, or check the sampler statistically with dpverify.estimate.",
+                dataset=dataset,
+            )
         return value.form
     if isinstance(value, np.ndarray):
         return _convert(value.tolist(), name, dataset)

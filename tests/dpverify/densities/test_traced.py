@@ -397,3 +397,44 @@ def test_a_density_on_public_data_is_refused_naming_the_way():
 
     with pytest.raises(MechanismError, match="releases noisy real numbers on public data"):
         verify(from_sampler(release), PublicData.every_sample([0, 1], 1, private=Datasets([0, 1], n=1)), PureDp(1))
+
+
+# -- Gumbel noise: report noisy max with Gumbel noise is the exponential mechanism ------------------------
+
+
+def _gumbel_max(dataset, rng):
+    return int(np.argmax(np.asarray(dataset) + rng.gumbel(scale=2.0, size=len(dataset))))
+
+
+def _exponential_mechanism_on_the_answers(dataset):
+    # P(i) proportional to exp(eps q_i / (2 Delta)) at eps = 1, Delta = 1: the loss is -q_i
+    from dpverify.mechanisms.exponential import exponential_mechanism
+
+    return exponential_mechanism({i: -q for i, q in enumerate(dataset)}, epsilon=1, sensitivity=1)
+
+
+def test_the_gumbel_argmax_is_the_exponential_mechanism():
+    for dataset in [(1, 0, 0), (0, 1, 1), (2, 0, 1)]:
+        traced = from_sampler(_gumbel_max)(dataset)
+        hand = _exponential_mechanism_on_the_answers(dataset)
+        weights = [math.exp(q / 2) for q in dataset]  # softmax of q / scale, scale 2
+        for i, weight in enumerate(weights):
+            assert traced[i] == pytest.approx(weight / sum(weights), rel=1e-15) == pytest.approx(hand[i], rel=1e-15)
+    result = verify(from_sampler(_gumbel_max), Datasets([0, 1], n=3), PureDp(1))
+    assert result.holds and result.epsilon == pytest.approx(
+        verify(_exponential_mechanism_on_the_answers, Datasets([0, 1], n=3), PureDp(1)).epsilon, rel=1e-12)
+    assert [a.name for a in result.assumptions] == ["real arithmetic"]
+
+
+@pytest.mark.parametrize(
+    "program, message",
+    [
+        (lambda d, rng: rng.gumbel() > 0, "compared a value involving Gumbel noise"),
+        (lambda d, rng: rng.gumbel(), "a value of Gumbel noise"),
+        (lambda d, rng: int(np.argmin(rng.gumbel(size=2))), "argmin of values involving Gumbel noise"),
+        (lambda d, rng: int(np.argmax(rng.gumbel(size=2) * np.array([1, 2]))), "in a form that is not traced"),
+    ],
+)
+def test_gumbel_noise_elsewhere_is_refused(program, message):
+    with pytest.raises(MechanismError, match=message):
+        from_sampler(program)((0,))

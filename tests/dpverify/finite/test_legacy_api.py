@@ -253,6 +253,8 @@ EXACT_CALLS = {
 }
 #: Continuous draws traced as noise variables (dpverify.finite._noise): a comparison of one branches in two.
 TRACED = {"laplace": (), "exponential": (), "standard_exponential": (), "expovariate": (1,)}
+#: Gumbel draws: traced for one use, the argmax (the exponential mechanism).
+GUMBEL = {"gumbel": ()}
 #: Gaussian draws: traced, and only released (a comparison of one is refused).
 GAUSSIAN = {"normal": (), "standard_normal": (), "randn": (), "gauss": (), "normalvariate": ()}
 #: Infinite-support draws: refused now, answered through the tail by another change of issue 26.
@@ -296,6 +298,12 @@ def test_every_public_call_is_an_exact_draw_or_refused(name, view):
 
         traced = from_sampler(compared).enumerate(()).traced
         assert traced is not None and sorted(path.output for path in traced.paths) == [False, True]
+        return
+    if name in GUMBEL:
+        def chosen(dataset, rng):
+            return int(np.argmax(getattr(rng, name)(size=2)))
+
+        assert len(from_sampler(chosen)(()).support) == 2  # each index with probability 1/2
         return
     if name in GAUSSIAN:
         def released(dataset, rng):

@@ -214,7 +214,7 @@ def test_feasibility_against_brute_force_on_random_difference_systems():
         (lambda d, rng: 1 / rng.laplace() > 0, "divided by the noisy value"),
         (lambda d, rng: rng.laplace() + rng.random() > 0, "combined a noisy value with a lazy uniform"),
         (lambda d, rng: rng.normal() > 0, "compared a value involving Gaussian noise"),
-        (lambda d, rng: rng.gumbel() > 0, "draws Gumbel noise"),
+        (lambda d, rng: rng.gumbel() > 0, "compared a value involving Gumbel noise"),
         (lambda d, rng: rng.uniform() > 0, "draws from a continuous distribution that is not traced"),
     ],
 )
