@@ -237,7 +237,8 @@ class NoiseDraws:
         """``constraints`` without those the path already implies (their negation is impossible)."""
         return [form for form in constraints if self._possible([form.negated()])]
 
-    def _gaussian_compared(self, forms: Sequence[Linear], what: str) -> None:
+    def _refuse_uncomparable(self, forms: Sequence[Linear], what: str) -> None:
+        """Refuse comparing Gumbel noise (only its argmax is traced) or Gaussian noise (only released)."""
         variables = self._noise.variables
         for form in forms:
             for i, _ in form.coefs:
@@ -261,7 +262,7 @@ class NoiseDraws:
         """``form > 0`` (``>= 0``) on this run: a two-way choice point when both may hold."""
         if not form.coefs:
             return form.const > 0 if strict else form.const >= 0
-        self._gaussian_compared([form], "compared a value")
+        self._refuse_uncomparable([form], "compared a value")
         positive = self._possible([form])
         negative = self._possible([form.negated()])
         if not negative:
@@ -294,7 +295,7 @@ class NoiseDraws:
         chosen = self._gumbel_argmax(forms, largest, call)
         if chosen is not None:
             return chosen
-        self._gaussian_compared(forms, f"took the {call} of values")
+        self._refuse_uncomparable(forms, f"took the {call} of values")
         options: list[tuple[int, list[Linear]]] = []
         for i, own in enumerate(forms):
             needed: list[Linear] | None = []
