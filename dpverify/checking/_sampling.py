@@ -306,8 +306,9 @@ def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batche
         return NondeterministicMechanism(
             f"the sampler {name} drew from {' and '.join(used)} on dataset {dataset!r} (in two runs of {count:,} "
             f"samples); those draws do not come from the seed, so the estimate could not be repeated from it. "
-            "Draw every random choice from the rng argument (a numpy Generator: rng.random(), rng.laplace(...), "
-            "rng.choice(...), ...), or pass rng on to the library that draws (e.g. random_state=rng).",
+            "Route it: estimate(..., patch=[module]) (check --estimate --patch MODULE) serves the module's "
+            "module-level randomness from the run's own streams. Or draw every random choice from the rng argument "
+            "(a numpy Generator: rng.random(), rng.laplace(...), ...), or pass rng on (e.g. random_state=rng).",
             dataset=dataset,
         )
 

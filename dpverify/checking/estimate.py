@@ -68,11 +68,13 @@ import numpy as np
 
 from dpverify.checking._chunked import CHUNK, CHUNKED_PAIRS, select_on_executor
 from dpverify.checking._events import clopper_pearson, log_ratio_bound
+from dpverify.checking._patched import PatchedSampler
 from dpverify.checking._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
 from dpverify.checking._schedule import MIN_SAMPLES, TIME_BUDGET, Schedule
 from dpverify.checking._selection import TESTS, Candidate, select, selection
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
 from dpverify.errors import InvalidArgument
+from dpverify.finite._routing import module_names
 from dpverify.finite.neighbors import NeighborRelation, relation
 from dpverify.finite.records import check_records
 from dpverify.parallel.executors import Shared, check_picklable, open_executor
@@ -113,6 +115,7 @@ def estimate_sampler(
     executor: ExecutorSpec = None,
     float_bits: bool = True,
     progress: bool | Callable[[str], None] = False,
+    patch: Any = None,
 ) -> EstimateResult:
     """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``.
 
@@ -143,6 +146,11 @@ def estimate_sampler(
             other); False judges the outputs as real numbers only (the ideal mechanism).
         progress: True for a progress bar on stderr (lines when stderr is not a terminal), a
             callable for progress lines, False for none (:class:`~dpverify.parallel.progress.Progress`).
+        patch: modules (or dotted names) whose module-level randomness (``np.random.laplace``,
+            ``random.random``, a ``default_rng()`` built inside) is served from each call's ``rng``
+            while the sampler runs, as ``from_sampler(..., patch=)`` serves it from the exact rng
+            (:mod:`dpverify.checking._patched`); restored afterwards. None: nothing is routed, and a
+            sampler drawing from a global generator is refused.
 
     Returns:
         An :class:`EstimateResult`: VIOLATED when the lower bound exceeds ``epsilon`` (equivalently,
@@ -173,6 +181,8 @@ def estimate_sampler(
     inputs = _inputs(pairs, records, n, neighbors)
     seed = new_seed(random_state)
     batched = accepts_size(sampler)
+    if patch is not None and module_names(patch):
+        sampler, batched = PatchedSampler(sampler, patch, batched=batched), True
     claim = (float(claim_number("epsilon", epsilon)), float(claim_number("delta", delta)))
     datasets = list(inputs.datasets)
     children = np.random.SeedSequence(seed).spawn(len(datasets))

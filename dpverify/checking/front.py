@@ -471,18 +471,22 @@ def estimate(
     n: int | None = None,
     neighbors: str | NeighborRelation | None = None,
     float_bits: bool = True,
+    patch: Any = None,
 ) -> EstimateResult:
     """Bound the epsilon of a mechanism that can only be sampled, from below, at ``confidence``:
     the statistical mode, on the same inputs as :func:`verify` (:class:`Datasets`, as a black box,
     or given pairs). The result is VIOLATED when the bound exceeds the claim, else UNDECIDED: a
     sample never proves a claim. By default the run takes about ``time_budget`` = 10 seconds, in
-    rounds of growing size; ``samples=N`` alone makes one round of ``N`` draws per dataset. See :func:`dpverify.checking.estimate.estimate_sampler` for the
-    sampler's form and the options."""
+    rounds of growing size; ``samples=N`` alone makes one round of ``N`` draws per dataset.
+    ``patch=[module]`` serves a sampler's module-level randomness (``np.random.laplace``) from the run's
+    own streams. See :func:`dpverify.checking.estimate.estimate_sampler` for the sampler's form and the
+    options."""
     inputs = _inputs(inputs, records, n, neighbors, None)
     claimed = claim_from_arguments(claim, epsilon, delta)
     epsilon_, delta_ = _epsilon_delta(claimed)
     options = {"epsilon": epsilon_, "delta": delta_, "samples": samples, "time_budget": time_budget,
-               "confidence": confidence, "random_state": random_state, "executor": executor, "float_bits": float_bits}
+               "confidence": confidence, "random_state": random_state, "executor": executor, "float_bits": float_bits,
+               "patch": patch}
     if isinstance(inputs, PublicData):
         raise InvalidArgument("estimate() takes Datasets or given pairs; for public data, estimate each public "
                               "sample's mechanism (public bound into it) on the private Datasets.")

@@ -274,10 +274,10 @@ def _check(args: argparse.Namespace) -> int:
 
     report = _report_file(args.report) if args.report else None  # before any work
     mechanism = _load_callable(args.mechanism)
-    if args.patch and args.mode != "sampler":
+    if args.patch and args.mode not in ("sampler", "estimate"):
         raise InvalidArgument(
-            f"--patch {args.patch[0]} routes module-level randomness into the exact rng of --sampler; add --sampler "
-            "(--estimate runs the sampler on real generators, where module-level randomness is real already)."
+            f"--patch {args.patch[0]} routes a sampler's module-level randomness: into the exact rng with --sampler, "
+            "into the run's own streams with --estimate; add one of them."
         )
     if args.mode != "sampler" and (args.tail is not None or args.deterministic):
         option = "--tail" if args.tail is not None else "--deterministic"
@@ -359,6 +359,7 @@ def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None =
         confidence=args.confidence,
         random_state=args.seed,
         executor=args.executor,
+        patch=args.patch,
     )
     _report(args, result.summary(), (), lambda: contract.check_document(result, args.mechanism, "estimate"))
     if report is not None:
@@ -589,8 +590,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --sampler: the sampler's output is a function of its dataset (it may draw nothing "
                             "from rng and still differ across datasets)")
     check.add_argument("--patch", action="append", metavar="MODULE",
-                       help="with --sampler: route MODULE's module-level randomness (random.random(), np.random.rand(), "
-                            "SystemRandom() built inside, ...) into the exact rng; repeatable (from_sampler(..., patch=))")
+                       help="with --sampler or --estimate: route MODULE's module-level randomness (random.random(), "
+                            "np.random.laplace(), SystemRandom() built inside, ...) into the exact rng (--sampler) or the "
+                            "run's own streams (--estimate); repeatable (from_sampler(..., patch=), estimate(..., patch=))")
     check.add_argument("--samples", type=int, default=None,
                        help="with --estimate: samples per dataset in one round (half choose the events, half bound "
                             "them); with --time-budget, the most samples per dataset")
