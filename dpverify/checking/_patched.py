@@ -1,4 +1,7 @@
-"""``estimate(..., patch=[module])``: module-level randomness served from the run's own streams.
+"""Samplers adapted for the statistical mode: ``patch=`` (module-level randomness served from the run's
+own streams, :class:`PatchedSampler`) and rows mixing labels and reals (:class:`EncodedSampler`).
+
+``estimate(..., patch=[module])``.
 
 A sampler that draws from numpy's or Python's global generators (``np.random.laplace(...)``,
 ``random.random()``) cannot be estimated as it is: its draws would not come from the seed, and the
@@ -23,7 +26,7 @@ import numpy as np
 from dpverify.errors import MechanismError
 from dpverify.finite._routing import module_names, route
 
-__all__ = ["PatchedSampler", "Stream"]
+__all__ = ["PatchedSampler", "Stream", "EncodedSampler", "encoded", "mixed_width"]
 
 _STATEFUL = frozenset({"seed", "get_state", "set_state", "getstate", "setstate", "bit_generator", "spawn", "jumped"})
 
@@ -76,3 +79,80 @@ class PatchedSampler:
                 return [self.sampler(dataset, rng) for _ in range(size)]
             finally:
                 stream._active = False
+
+
+class EncodedSampler:
+    """``sampler`` whose outputs are rows mixing labels and real numbers (``(3, False)`` on some draws,
+    ``(3, 1.72)`` on others): each row flattened (nested tuples too) and read as numbers, ``False``/``True``
+    as 0/1 and ``None`` as -1, so the statistical mode sees a vector (its joint keys bin the real
+    coordinates) instead of labels that never repeat. Any fixed map of the output is a post-processing,
+    so the events stay events of the mechanism and the bounds stay sound. A row of another width, or
+    holding another label, is refused by name (:func:`encoded`)."""
+
+    def __init__(self, sampler: Any, *, batched: bool, width: int) -> None:
+        self.sampler, self.inner_batched, self.width = sampler, batched, width
+        self.__name__ = getattr(sampler, "__name__", None) or type(sampler).__name__
+
+    def __call__(self, dataset: Any, rng: np.random.Generator, size: int = 1) -> Any:
+        raw = self.sampler(dataset, rng, size=size) if self.inner_batched else [self.sampler(dataset, rng)
+                                                                                 for _ in range(size)]
+        rows = [encoded(item, self.width, dataset) for item in (raw.tolist() if isinstance(raw, np.ndarray) else raw)]
+        return np.array(rows, dtype=np.float64)
+
+
+def _flat(value: Any) -> list[Any] | None:
+    """The entries of a (nested) tuple/list/array row, or None when ``value`` is not one."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (tuple, list)):
+        return None
+    entries: list[Any] = []
+    for item in value:
+        inner = _flat(item) if isinstance(item, (tuple, list, np.ndarray)) else None
+        entries.extend(inner if inner is not None else [item])
+    return entries
+
+
+def _entry(value: Any) -> float | None:
+    if value is None:
+        return -1.0
+    if isinstance(value, (bool, np.bool_)):
+        return float(value)
+    if isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value):
+        return float(value)
+    return None
+
+
+def encoded(value: Any, width: int, dataset: Any) -> list[float]:
+    """One output row as :class:`EncodedSampler` reads it; refused when it cannot be."""
+    entries = _flat(value)
+    numbers = None if entries is None else [_entry(entry) for entry in entries]
+    if numbers is None or len(numbers) != width or any(number is None for number in numbers):
+        raise MechanismError(
+            f"the sampler returned {value!r} on dataset {dataset!r}, where its outputs were rows of {width} entries "
+            "each a number, True/False or None (read as numbers: False/True 0/1, None -1); the statistical mode "
+            "cannot summarise an output of another shape. Return one shape on every draw.",
+            dataset=dataset,
+        )
+    return numbers  # type: ignore[return-value]
+
+
+def mixed_width(items: list[Any]) -> int | None:
+    """The row width when ``items`` (discrete outputs) are rows of one width mixing labels (bools,
+    None) and real numbers, at least one of them not an integer; else None (labels that repeat, such
+    as answer vectors of True/False/None, are summarised as they are)."""
+    width = None
+    real = False
+    for item in items:
+        entries = _flat(item)
+        if entries is None:
+            return None
+        numbers = [_entry(entry) for entry in entries]
+        if any(number is None for number in numbers):
+            return None
+        if width is None:
+            width = len(numbers)
+        elif len(numbers) != width:
+            return None
+        real = real or any(isinstance(e, (float, np.floating)) and not float(e).is_integer() for e in entries)
+    return width if real and width else None

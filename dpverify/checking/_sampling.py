@@ -282,9 +282,10 @@ def draw_round(task: tuple, shared: Shared) -> tuple[list[int], Summary | None, 
     return found, summary, (drawn - began, counted - drawn, time.perf_counter() - counted)
 
 
-def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batched: bool) -> None:
+def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batched: bool) -> Outputs:
     """Refuse ``sampler`` unless two runs of ``count`` draws on ``dataset``, each from a fresh
-    Generator seeded with ``seed``, give the same outputs and leave the global generators unmoved.
+    Generator seeded with ``seed``, give the same outputs and leave the global generators unmoved;
+    return those outputs (the estimate reads their shape).
 
     A sampler that also draws from ``np.random.*`` or ``random.*``, from a RandomState or
     SystemRandom of its own, or that keeps state between calls, gives other outputs on the second
@@ -324,6 +325,7 @@ def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batche
             "that draws, e.g. random_state=rng).",
             dataset=dataset, first=first, second=second,
         )
+    return first
 
 
 def _first_difference(first: Outputs, second: Outputs) -> str | None:

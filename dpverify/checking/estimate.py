@@ -68,7 +68,7 @@ import numpy as np
 
 from dpverify.checking._chunked import CHUNK, CHUNKED_PAIRS, select_on_executor
 from dpverify.checking._events import clopper_pearson, log_ratio_bound
-from dpverify.checking._patched import PatchedSampler
+from dpverify.checking._patched import EncodedSampler, PatchedSampler, mixed_width
 from dpverify.checking._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
 from dpverify.checking._schedule import MIN_SAMPLES, TIME_BUDGET, Schedule
 from dpverify.checking._selection import TESTS, Candidate, select, selection
@@ -197,7 +197,10 @@ def estimate_sampler(
     schedule = Schedule(SCALE_SAMPLES if chunked and samples is None else samples, None if chunked else time_budget,
                         started, 1 - confidence, datasets=len(datasets))
     # two runs of PROBE samples on the first dataset, both from its selection stream (1-2% of a run)
-    check_repeatable(sampler, datasets[0], first_streams[0][0], min(PROBE, schedule.first_draws), batched)
+    probe = check_repeatable(sampler, datasets[0], first_streams[0][0], min(PROBE, schedule.first_draws), batched)
+    width = mixed_width(probe.items) if probe is not None and probe.items is not None else None
+    if width is not None:  # rows mixing labels and reals (``(3, False)``, ``(3, 1.72)``): read as vectors
+        sampler, batched = EncodedSampler(sampler, batched=batched, width=width), True
     index_pairs = list(zip(inputs.left.tolist(), inputs.right.tolist()))
     rounds: list[EstimateRound] = []
     tested: list[SampledEvent] = []
