@@ -12,16 +12,13 @@
 * a ``concurrent.futures.Executor`` (process or thread pool) — used as is, not shut down; its
   workers must share this machine's file system (shared arrays travel as memory-mapped files).
 
-Work is sharded by blocks of datasets (evaluating the mechanism) and by chunk-aligned ranges of
-pairs (the float sweep); each worker returns a partial worst case, the driver merges them in shard
-order and the engine certifies as in the serial path, so every executor gives the same result, bit
-for bit (:func:`dpverify.verdict.engine.sweep`).
+Work is sharded by blocks of datasets (evaluating the mechanism) and by chunk-aligned ranges of pairs
+(the float sweep); the driver merges the workers' partial worst cases in shard order and the engine
+certifies as serially: every executor gives the same result, bit for bit (:func:`dpverify.verdict.engine.sweep`).
 
-Pickling: a process pool sends the mechanism to its workers with :mod:`pickle`, so the mechanism
-must be a module-level function or an instance of a module-level class (a lambda, a closure or a
-function defined inside another function will not pickle: :func:`check_picklable` says so before
-any work starts). Dask serialises with cloudpickle, which also ships closures; a remote cluster's
-workers must still be able to import the modules the mechanism uses.
+Pickling: a process pool sends the mechanism with :mod:`pickle`: a module-level function or an instance
+of a module-level class (a lambda or closure will not pickle: :func:`check_picklable` says so before any
+work). Dask uses cloudpickle, which ships closures; a remote cluster's workers must import its modules.
 """
 
 from __future__ import annotations
