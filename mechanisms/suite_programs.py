@@ -124,38 +124,23 @@ class ReportNoisyMaxProgram:
         """The noise scale ``2/eps``."""
         return 2.0 / self.epsilon
 
-    def __call__(self, dataset: Sequence[float], rng: Any) -> Any:
+    def noisy(self, dataset: Sequence[float], rng: Any) -> Any:
+        """The noisy answers ``q + N``."""
         q = np.asarray(dataset, dtype=float)
         if self.noise == "laplace":
-            noisy = q + rng.laplace(scale=self.scale, size=len(q))
-        else:
-            noisy = q + rng.exponential(scale=self.scale, size=len(q))
-        return np.argmax(noisy)
+            return q + rng.laplace(scale=self.scale, size=len(q))
+        return q + rng.exponential(scale=self.scale, size=len(q))
+
+    def __call__(self, dataset: Sequence[float], rng: Any) -> Any:
+        return np.argmax(self.noisy(dataset, rng))
 
 
 @dataclass(frozen=True)
-class NoisyMaxValueProgram:
+class NoisyMaxValueProgram(ReportNoisyMaxProgram):
     """Ding et al. CCS 2018 Alg. 7 / 8 (incorrect): the largest ``q_i + N_i`` itself, ``N_i`` of scale ``2/eps``."""
 
-    epsilon: float
-    noise: str = "laplace"
-
-    def __post_init__(self) -> None:
-        _check_epsilon(self.epsilon)
-        _check_noise(self.noise)
-
-    @property
-    def scale(self) -> float:
-        """The noise scale ``2/eps``."""
-        return 2.0 / self.epsilon
-
     def __call__(self, dataset: Sequence[float], rng: Any) -> Any:
-        q = np.asarray(dataset, dtype=float)
-        if self.noise == "laplace":
-            noisy = q + rng.laplace(scale=self.scale, size=len(q))
-        else:
-            noisy = q + rng.exponential(scale=self.scale, size=len(q))
-        return np.max(noisy)
+        return np.max(self.noisy(dataset, rng))
 
 
 @dataclass(frozen=True)
@@ -254,56 +239,48 @@ FUNCTION_PROGRAMS: dict[str, Callable[[float], Any]] = {
 # -- class style: m(dataset, n_samples) on numpy's global generator ---------------------------------
 
 
-class ReportNoisyMaxLaplaceBatch:
+class _NoisyMaxBatch:
+    """Ding et al. CCS 2018 Alg. 5-8: ``q_i + N_i``, ``N_i`` of scale ``2/eps`` (``noise``), then per
+    sample the index of the largest (``release = "argmax"``) or the largest itself (``"max"``)."""
+
+    noise = "laplace"
+    release = "argmax"  # the ndarray method applied per sample: "argmax" or "max"
+
+    def __init__(self, epsilon: float) -> None:
+        self.epsilon = _check_epsilon(epsilon)
+        self.scale = 2.0 / self.epsilon
+
+    def m(self, dataset: Sequence[float], n_samples: int) -> np.ndarray:
+        q = np.asarray(dataset, dtype=float)
+        shape = (n_samples, len(q))
+        if self.noise == "laplace":
+            noise = np.random.laplace(0.0, self.scale, size=shape)
+        else:
+            noise = np.random.exponential(self.scale, size=shape)
+        return getattr(q + noise, self.release)(axis=1)
+
+
+class ReportNoisyMaxLaplaceBatch(_NoisyMaxBatch):
     """Ding et al. CCS 2018 Alg. 5: ``argmax_i (q_i + Lap(2/eps))``, ``n_samples`` indices."""
 
-    def __init__(self, epsilon: float) -> None:
-        self.epsilon = _check_epsilon(epsilon)
-        self.scale = 2.0 / self.epsilon
 
-    def m(self, dataset: Sequence[float], n_samples: int) -> np.ndarray:
-        q = np.asarray(dataset, dtype=float)
-        noise = np.random.laplace(0.0, self.scale, size=(n_samples, len(q)))
-        return np.argmax(q + noise, axis=1)
-
-
-class ReportNoisyMaxExponentialBatch:
+class ReportNoisyMaxExponentialBatch(_NoisyMaxBatch):
     """Ding et al. CCS 2018 Alg. 6: ``argmax_i (q_i + Exp(2/eps))``, ``n_samples`` indices."""
 
-    def __init__(self, epsilon: float) -> None:
-        self.epsilon = _check_epsilon(epsilon)
-        self.scale = 2.0 / self.epsilon
-
-    def m(self, dataset: Sequence[float], n_samples: int) -> np.ndarray:
-        q = np.asarray(dataset, dtype=float)
-        noise = np.random.exponential(self.scale, size=(n_samples, len(q)))
-        return np.argmax(q + noise, axis=1)
+    noise = "exponential"
 
 
-class NoisyMaxValueLaplaceBatch:
+class NoisyMaxValueLaplaceBatch(_NoisyMaxBatch):
     """Ding et al. CCS 2018 Alg. 7 (incorrect): ``max_i (q_i + Lap(2/eps))``, ``n_samples`` values."""
 
-    def __init__(self, epsilon: float) -> None:
-        self.epsilon = _check_epsilon(epsilon)
-        self.scale = 2.0 / self.epsilon
-
-    def m(self, dataset: Sequence[float], n_samples: int) -> np.ndarray:
-        q = np.asarray(dataset, dtype=float)
-        noise = np.random.laplace(0.0, self.scale, size=(n_samples, len(q)))
-        return np.max(q + noise, axis=1)
+    release = "max"
 
 
-class NoisyMaxValueExponentialBatch:
+class NoisyMaxValueExponentialBatch(_NoisyMaxBatch):
     """Ding et al. CCS 2018 Alg. 8 (incorrect): ``max_i (q_i + Exp(2/eps))``, ``n_samples`` values."""
 
-    def __init__(self, epsilon: float) -> None:
-        self.epsilon = _check_epsilon(epsilon)
-        self.scale = 2.0 / self.epsilon
-
-    def m(self, dataset: Sequence[float], n_samples: int) -> np.ndarray:
-        q = np.asarray(dataset, dtype=float)
-        noise = np.random.exponential(self.scale, size=(n_samples, len(q)))
-        return np.max(q + noise, axis=1)
+    noise = "exponential"
+    release = "max"
 
 
 class NoisyHistogramBatch:
