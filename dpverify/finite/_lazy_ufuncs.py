@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["array_ufunc", "array_function"]
+__all__ = ["array_ufunc", "array_function", "objects"]
 
 
 def _maximum(first: Any, second: Any) -> Any:
@@ -64,7 +64,7 @@ _UFUNCS: dict[str, Callable[..., Any]] = {
 }
 
 
-def _objects(operand: Any, lazy_type: Any) -> np.ndarray:
+def objects(operand: Any, lazy_type: Any) -> np.ndarray:
     """``operand`` as an object array (a lazy value boxed in a 0-d one; numpy scalars as Python's)."""
     if isinstance(operand, lazy_type):
         boxed = np.empty((), dtype=object)
@@ -105,7 +105,7 @@ def array_ufunc(value: Any, lazy_type: Any, ufunc: Any, method: str, inputs: tup
     if not any(isinstance(operand, np.ndarray) for operand in inputs):
         return apply(*inputs)
     make_ufunc: Any = np.frompyfunc  # numpy's stubs type it by the number of outputs
-    return _settle(make_ufunc(apply, ufunc.nin, 1)(*(_objects(o, lazy_type) for o in inputs)), lazy_type)
+    return _settle(make_ufunc(apply, ufunc.nin, 1)(*(objects(o, lazy_type) for o in inputs)), lazy_type)
 
 
 def array_function(value: Any, lazy_type: Any, function: Any, args: tuple, kwargs: dict) -> Any:
@@ -131,4 +131,4 @@ def _isclose(lazy_type: Any, a: Any, b: Any, rtol: Any = 1e-05, atol: Any = 1e-0
     if np.ndim(a) == 0 and np.ndim(b) == 0:
         return close(a, b)
     make_ufunc: Any = np.frompyfunc
-    return np.asarray(make_ufunc(close, 2, 1)(_objects(a, lazy_type), _objects(b, lazy_type)), dtype=bool)
+    return np.asarray(make_ufunc(close, 2, 1)(objects(a, lazy_type), objects(b, lazy_type)), dtype=bool)

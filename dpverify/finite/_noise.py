@@ -48,6 +48,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpverify.errors import MechanismError
+from dpverify.finite._lazy_ufuncs import objects
 from dpverify.finite._linear import Linear, NoiseVariable
 from dpverify.finite._numbers import _number
 
@@ -463,7 +464,7 @@ def _array_ufunc(rng: ExactRandom, ufunc: Any, method: str, inputs: tuple, kwarg
         result = apply(*inputs)
     else:
         make_ufunc: Any = np.frompyfunc
-        result = make_ufunc(apply, ufunc.nin, 1)(*(_objects(o) for o in inputs))
+        result = make_ufunc(apply, ufunc.nin, 1)(*(objects(o, Noisy) for o in inputs))
         result = settle(result)
     out = kwargs.get("out")
     if out is not None:
@@ -485,16 +486,6 @@ def _reduce(array: np.ndarray, operation: Any, axis: Any) -> Any:
             total = operation(total, item)
         out[index] = total
     return out[()] if out.ndim == 0 else settle(out)
-
-
-def _objects(operand: Any) -> np.ndarray:
-    if isinstance(operand, Noisy):
-        boxed = np.empty((), dtype=object)
-        boxed[()] = operand
-        return boxed
-    if isinstance(operand, NoisyArray):
-        return operand.view(np.ndarray)
-    return np.asarray(operand).astype(object)
 
 
 def settle(result: Any) -> Any:
