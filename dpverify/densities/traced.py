@@ -133,7 +133,10 @@ class TracedMechanism:
             enumeration = self.mechanism.enumerate(dataset)
         if enumeration.traced is None:
             assert enumeration.distribution is not None
-            resolved: Any = ("finite", {o: ExpSum.constant(Fraction(p)) for o, p in enumeration.distribution.items()})
+            values = enumeration.distribution.items()
+            if any(isinstance(p, float) for _, p in values):  # totals of float probabilities, rounded once
+                self.floats = True
+            resolved: Any = ("finite", {o: ExpSum.constant(Fraction(p)) for o, p in values})
         else:
             if enumeration.traced.floats:
                 self.floats = True

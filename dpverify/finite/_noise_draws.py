@@ -10,6 +10,7 @@ now, the integral later).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -31,8 +32,10 @@ _READ: dict[tuple[type, Any], tuple[Fraction, bool]] = {}
 _SCALARS = frozenset({int, float, Fraction})
 
 
-def _softmax(exponents: list[Fraction]) -> tuple[Enclosure, ...]:
-    """``exp(x_i) / sum_j exp(x_j)`` for each ``i``, certified (mpmath intervals at 256 bits)."""
+@functools.lru_cache(maxsize=4096)
+def _softmax(exponents: tuple[Fraction, ...]) -> tuple[Enclosure, ...]:
+    """``exp(x_i) / sum_j exp(x_j)`` for each ``i``, certified (mpmath intervals at 256 bits); memoised,
+    as every replay of a path takes the same argmax again."""
     import mpmath
 
     iv = mpmath.iv
@@ -142,7 +145,7 @@ class NoiseDraws:
             ))
         (scale,) = scales
         self._noise.gumbel_used.update(used)
-        shares = _softmax([form.const / scale for form in forms])
+        shares = _softmax(tuple(form.const / scale for form in forms))
         if len(forms) == 1:
             return 0
         return self._choose(call, len(forms), shares, False)
