@@ -11,8 +11,10 @@ a set of outcomes. Three kinds of leak are invisible to those and visible to an 
   second (``X ~ Laplace(10)``): epsilon is infinite. :class:`LowestBit`, :class:`Exponent` and
   :class:`TrailingZeros` read a double's bits (``o = m * 2^e``) with numpy bit views.
 * **Joint events** on vector outputs: :class:`Prefix` (the first ``m`` coordinates, when they are
-  integers: SVT's answer vectors) and :class:`JointKey` (a low-cardinality coordinate with the bin
-  of a continuous one: SVT Alg. 3's (index of the first answer above the threshold, its noisy value)).
+  integers: SVT's answer vectors), :class:`JointKey` (a low-cardinality coordinate with the bin
+  of a continuous one: SVT Alg. 3's (index of the first answer above the threshold, its noisy value)),
+  and for an entry value that repeats (a marker: SVT's 1 / 0 / -1) :class:`Tally` (how many entries
+  equal it: the number of ``⊤`` answers) and :class:`FirstIndex` (where it first occurs).
 * **Likelihood-ratio events** (DP-Sniper, Bichsel et al., IEEE S&P 2021): :class:`Score`, a logistic
   regression of "drawn from ``M(D)``" against "drawn from ``M(D')``" on the standardised
   coordinates and their squares, fitted by Newton's method (IRLS); ``{score(o) > t}`` approximates
@@ -41,7 +43,7 @@ import numpy as np
 
 from dpverify.checking._outputs import Outputs, is_number
 
-__all__ = ["Feature", "LowestBit", "Exponent", "TrailingZeros", "Prefix", "JointKey", "Score",
+__all__ = ["Feature", "LowestBit", "Exponent", "TrailingZeros", "Prefix", "JointKey", "Score", "Tally", "FirstIndex",
            "fixed_features", "fitted_features", "ZERO", "INFINITE", "NOT_APPLICABLE", "OTHER"]
 
 #: The bit features' value at ``o = 0`` (no set bit): above every finite one (lsb <= 971,
@@ -299,6 +301,62 @@ class JointKey:
         return Outputs("discrete", items=table[np.where(applies, where.reshape(-1), present.size)].tolist())
 
 
+@dataclass(frozen=True)
+class Tally:
+    """How many coordinates of a vector output of width ``width`` equal ``value`` (SVT's number of
+    ``⊤`` answers, of ``⊥`` answers, of aborted queries); :data:`NOT_APPLICABLE` for other outputs."""
+
+    value: float
+    width: int
+
+    @property
+    def name(self) -> str:
+        return f"count(o[i] == {_shown_value(self.value)})"
+
+    def __call__(self, outputs: Outputs) -> Outputs:
+        rows, applies = _score_rows(outputs, self.width)
+        found = (rows == self.value).sum(axis=1).astype(np.float64)
+        return Outputs("real", values=np.where(applies, found, NOT_APPLICABLE))
+
+
+@dataclass(frozen=True)
+class FirstIndex:
+    """The first ``i`` with ``o[i] == value`` in a vector output of width ``width`` (SVT's position of
+    the first ``⊤``), ``width`` when there is none; :data:`NOT_APPLICABLE` for other outputs."""
+
+    value: float
+    width: int
+
+    @property
+    def name(self) -> str:
+        return f"first(i: o[i] == {_shown_value(self.value)})"
+
+    def __call__(self, outputs: Outputs) -> Outputs:
+        rows, applies = _score_rows(outputs, self.width)
+        equal = rows == self.value
+        found = np.where(equal.any(axis=1), equal.argmax(axis=1), self.width).astype(np.float64)
+        return Outputs("real", values=np.where(applies, found, NOT_APPLICABLE))
+
+
+def _shown_value(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+#: An entry value of vector outputs gets a :class:`Tally` and a :class:`FirstIndex` when it makes up
+#: at least this share of the entries (SVT's markers) -- at most :data:`_MARKERS` of them, the commonest.
+_MARKER_SHARE = 0.01
+_MARKERS = 4
+
+
+def _markers(head: np.ndarray) -> list[Feature]:
+    """:class:`Tally` and :class:`FirstIndex` features for the entry values that repeat in ``head``."""
+    values, counts = np.unique(head[np.isfinite(head)], return_counts=True)
+    common = values[counts >= _MARKER_SHARE * head.size]
+    common = common[np.argsort(-counts[counts >= _MARKER_SHARE * head.size], kind="stable")][:_MARKERS]
+    width = head.shape[1]
+    return [feature for value in sorted(common.tolist()) for feature in (Tally(value, width), FirstIndex(value, width))]
+
+
 def _score_rows(outputs: Outputs, width: int | None) -> tuple[np.ndarray, np.ndarray]:
     """Rows of ``width`` coordinates (``None``: real outputs, one column) and where they exist."""
     if width is None:
@@ -467,8 +525,10 @@ def fitted_features(first: Outputs, second: Outputs) -> tuple[Feature, ...]:
         For real outputs and vectors of width at most 32: a :class:`Score` (larger: likelier under
         ``first``), fitted on the first 25,000 draws of each. For vectors, one :class:`JointKey` per
         (coordinate with at most 32 distinct values, coordinate with more than 64) among the first
-        2,000 draws of each, at most 4, bin edges at quantiles of all the draws of both. Empty for discrete outputs,
-        for kinds or widths that differ, or for an empty half.
+        2,000 draws of each, at most 4, bin edges at quantiles of all the draws of both; and for each
+        entry value making up at least 1% of those draws' entries (markers such as SVT's 1 / 0 / -1,
+        the 4 commonest), a :class:`Tally` and a :class:`FirstIndex`. Empty for discrete outputs, for
+        kinds or widths that differ, or for an empty half.
     """
     if first.values is None or second.values is None or first.kind != second.kind or not len(first) or not len(second):
         return ()
@@ -486,7 +546,9 @@ def fitted_features(first: Outputs, second: Outputs) -> tuple[Feature, ...]:
         if score is not None:
             found.append(score)
     if width is not None and width >= 2:
-        found.extend(_joint_keys(a, b, np.concatenate([a[:_CARDINALITY_ROWS], b[:_CARDINALITY_ROWS]])))
+        head = np.concatenate([a[:_CARDINALITY_ROWS], b[:_CARDINALITY_ROWS]])
+        found.extend(_joint_keys(a, b, head))
+        found.extend(_markers(head))
     return tuple(found)
 
 

@@ -28,7 +28,14 @@ class Outputs:
         return len(self.items or ())
 
 
+#: The number types a sampler returns most often, recognised without the abstract-class check.
+_NUMBER_TYPES = frozenset({int, float, np.float64, np.int64, np.float32, np.int32})
+
+
 def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number (a bool is a label, not a number)."""
+    if type(value) in _NUMBER_TYPES:
+        return True
     return isinstance(value, (Real, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
 
 

@@ -96,6 +96,17 @@ def _numeric(values: np.ndarray, dataset: tuple) -> Outputs:
     return Outputs("vector", values=values.reshape(values.shape[0], -1))
 
 
+def _stacked(items: list) -> np.ndarray | None:
+    """Single draws that are numeric numpy arrays of one shape as ``(count, d)`` rows (each flattened),
+    else None (the general reading below): the common case read without a Python loop per entry."""
+    if not items or type(items[0]) is not np.ndarray:
+        return None
+    shape = items[0].shape
+    if not all(type(v) is np.ndarray and v.dtype.kind in "iuf" and v.shape == shape for v in items):
+        return None
+    return np.stack(items).reshape(len(items), -1)
+
+
 def parse(raw: Any, count: int, dataset: tuple, *, batched: bool) -> Outputs:
     """``count`` outputs as returned (a batch, or a list of single draws) read as :class:`Outputs`."""
     call = f"sampler(dataset, rng, size={count})" if batched else "sampler(dataset, rng)"
@@ -122,6 +133,9 @@ def parse(raw: Any, count: int, dataset: tuple, *, batched: bool) -> Outputs:
         )
     if items and all(is_number(v) for v in items):
         return _numeric(np.array(items, dtype=np.float64), dataset)
+    stacked = _stacked(items)
+    if stacked is not None:
+        return _numeric(stacked, dataset)
     if items and all(isinstance(v, (tuple, list, np.ndarray)) for v in items):
         rows = [np.ravel(np.asarray(v, dtype=object)) if not isinstance(v, np.ndarray) else np.ravel(v) for v in items]
         width = len(rows[0])

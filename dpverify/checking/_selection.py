@@ -29,7 +29,7 @@ from dpverify.checking._events import Derived, Event, Interval, OutcomeSet, log_
 from dpverify.checking._features import fitted_features, reads_bits
 from dpverify.checking._sampling import Summary, summarise
 
-__all__ = ["Candidate", "Selection", "candidates", "choose", "select", "selection", "trimmed", "TESTS"]
+__all__ = ["Candidate", "Selection", "candidates", "choose", "focused", "select", "selection", "trimmed", "TESTS"]
 
 #: How many (pair, event, direction) the test half certifies: the union bound's divisor.
 TESTS = 8
@@ -41,7 +41,7 @@ _VECTOR_TAILS = (1e-3, 3e-3, 0.01, 0.02, 0.04, 0.07)
 VECTOR_LEVELS = np.array(sorted({*_VECTOR_TAILS, *(1 - t for t in _VECTOR_TAILS), *(i / 10 for i in range(1, 10))}))
 
 
-def _wilson(p: np.ndarray, size: int, z: float) -> tuple[np.ndarray, np.ndarray]:
+def _wilson(p: np.ndarray, size: int | np.ndarray, z: float) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score bounds on a proportion seen as frequency ``p`` on ``size`` draws."""
     shift = z * z / (2 * size)
     half = z * np.sqrt(p * (1 - p) / size + z * z / (4 * size * size))
@@ -61,6 +61,8 @@ class Candidate:
     first: int
     second: int
     kind: str = "ratio"
+    #: The event's counts on the selection draws of ``first`` (P) and ``second`` (Q), and their sizes.
+    counts: tuple[int, int, int, int] = (0, 1, 0, 1)
 
 
 class _Family:
@@ -160,7 +162,7 @@ def _families(first: Summary, second: Summary) -> list[_Family]:
 
 
 def _ranked(values: np.ndarray, where: tuple[np.ndarray, np.ndarray], families: list[_Family], keep: int,
-            pair: int, first: int, second: int, kind: str) -> list[Candidate]:
+            pair: int, first: int, second: int, kind: str, sides: tuple[np.ndarray, ...]) -> list[Candidate]:
     """The ``keep`` best events by ``values`` (finite ones; ties in index order), events with the same
     counts on the selection draws counted once."""
     found: list[Candidate] = []
@@ -186,7 +188,8 @@ def _ranked(values: np.ndarray, where: tuple[np.ndarray, np.ndarray], families: 
             if counts in seen:
                 continue
             seen.add(counts)
-            found.append(Candidate(float(values[index]), family.make(k), pair, first, second, kind))
+            found.append(Candidate(float(values[index]), family.make(k), pair, first, second, kind,
+                                   tuple(int(side[index]) for side in sides)))  # type: ignore[arg-type]
     return found
 
 
@@ -219,8 +222,9 @@ def _best(pair: int, i: int, j: int, first: Summary, second: Summary, plan: _Pla
             continue
         where = (np.repeat(np.arange(len(usable)), sizes), np.concatenate([np.arange(size) for size in sizes]))
         z = float(-ndtri(plan.level / total))
-        p_lower = np.concatenate([_wilson(a / n_a, plan.size, z)[0] for a, n_a, _, _ in parts])
-        q_upper = np.concatenate([_wilson(b / n_b, plan.size, z)[1] for _, _, b, n_b in parts])
+        sides = tuple(np.concatenate([np.broadcast_to(part[side], part[0].shape) for part in parts]) for side in range(4))
+        p_rate, q_rate = _rates(*sides, plan.shrink)
+        p_lower, q_upper = _wilson(p_rate, plan.size, z)[0], _wilson(q_rate, plan.size, z)[1]
         scored += p_lower.size
         first_index, second_index = (i, j) if forward else (j, i)
         bits = np.concatenate([np.full(a.size, family.bits) for (a, _, _, _), family in zip(parts, usable)])
@@ -230,7 +234,7 @@ def _best(pair: int, i: int, j: int, first: Summary, second: Summary, plan: _Pla
                                    ("margin", np.where(bits, -np.inf, margin), plan.keep_margin),
                                    ("bits", np.where(bits, ratio, -np.inf), plan.keep_bits)):
             if keep:
-                chosen.extend(_ranked(values, where, usable, keep, pair, first_index, second_index, kind))
+                chosen.extend(_ranked(values, where, usable, keep, pair, first_index, second_index, kind, sides))
     return chosen, scored
 
 
@@ -245,6 +249,7 @@ class _Plan:
     keep: int
     keep_margin: int
     keep_bits: int
+    shrink: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -262,14 +267,16 @@ class Selection:
         return {"ratio": self.ratio_tests + self.bits_tests, "margin": self.margin_tests, "bits": self.bits_tests}
 
 
-def selection(pairs: int, *, epsilon: float, delta: float, level: float, size: int, tests: int = TESTS) -> Selection:
+def selection(pairs: int, *, epsilon: float, delta: float, level: float, size: int, tests: int = TESTS,
+              shrink: float = 0.0) -> Selection:
     """The :class:`Selection` of a test at ``level`` per one-sided interval, of ``size`` draws per
     dataset, over ``pairs`` pairs (see :func:`select`)."""
     margin_tests = tests // 2 if delta > 0 else tests // 4
     bits_tests = tests // 4
     ratio_tests = tests - margin_tests - bits_tests
     per_pair = [max(1, -(-count // (2 * pairs))) if count else 0 for count in (ratio_tests, margin_tests, bits_tests)]
-    return Selection(_Plan(delta, math.exp(epsilon), size, level, *per_pair), ratio_tests, margin_tests, bits_tests)
+    return Selection(_Plan(delta, math.exp(epsilon), size, level, *per_pair, shrink), ratio_tests, margin_tests,
+                     bits_tests)
 
 
 def candidates(pairs: Iterable[tuple[int, int, int]], summaries: Mapping[int, Summary] | Sequence[Summary],
@@ -314,7 +321,7 @@ def choose(pool: list[Candidate], chosen: Selection) -> list[Candidate]:
 
 
 def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: float, delta: float, level: float,
-           size: int, tests: int = TESTS) -> tuple[list[Candidate], int]:
+           size: int, tests: int = TESTS, shrink: float = 0.0) -> tuple[list[Candidate], int]:
     """The events the test certifies (at most ``tests``, best first) and how many were scored.
 
     ``level`` is the test's error per one-sided interval and ``size`` its draws per dataset. Of the
@@ -327,6 +334,91 @@ def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: f
     is tested once. Events with a positive score are kept (the best one alone of a ranking when none
     has).
     """
-    chosen = selection(len(pairs), epsilon=epsilon, delta=delta, level=level, size=size, tests=tests)
+    chosen = selection(len(pairs), epsilon=epsilon, delta=delta, level=level, size=size, tests=tests, shrink=shrink)
     pool, scored = candidates(((number, i, j) for number, (i, j) in enumerate(pairs)), summaries, chosen)
     return choose(pool, chosen), scored
+
+
+def _load(chosen: Sequence[Candidate]) -> tuple[int, int]:
+    """How many datasets ``chosen`` draws and how many (dataset, event) counts it makes."""
+    counted = {(side, c.event) for c in chosen for side in (c.first, c.second)}
+    return len({side for side, _ in counted}), len(counted)
+
+
+#: Standard errors a chosen event's selection frequencies are moved towards less ratio by when a last
+#: round is focused (:func:`focused`, and its events chosen again): the best of many events came out
+#: high on the selection draws by chance, a rare one most, and a larger test favours rarer events.
+SHRINK = 1.0
+
+
+def _rates(p_count: np.ndarray, p_size: np.ndarray, q_count: np.ndarray, q_size: np.ndarray,
+           shrink: float) -> tuple[np.ndarray, np.ndarray]:
+    """The frequencies of events on P's and Q's selection draws, each moved ``shrink`` standard errors
+    (Wilson's) towards less ratio: down on P, up on Q (unmoved when ``shrink`` is 0)."""
+    p_rate, q_rate = p_count / p_size, q_count / q_size
+    if not shrink:
+        return p_rate, q_rate
+    return _wilson(p_rate, p_size, shrink)[0], _wilson(q_rate, q_size, shrink)[1]
+
+
+def _predicted(validated: Sequence[Candidate], size: int, level: float, delta: float) -> float:
+    """The largest bound on epsilon the events of ``validated`` are expected to give when tested on
+    ``size`` draws per dataset at ``level`` per one-sided interval: their ``counts`` (on earlier test
+    draws) moved one standard error towards less ratio, Wilson's interval for Clopper--Pearson's."""
+    from scipy.special import ndtri
+
+    values = [c for c in validated if c.kind != "bits"]
+    if not values or size <= 0:
+        return -math.inf
+    counts = np.array([c.counts for c in values], dtype=np.float64)
+    p_rate, q_rate = _rates(counts[:, 0], counts[:, 1], counts[:, 2], counts[:, 3], SHRINK)
+    z = float(-ndtri(level))
+    p_lower = _wilson(p_rate, size, z)[0]
+    q_upper = _wilson(q_rate, size, z)[1]
+    return float(np.max(log_ratio_bound(p_lower, q_upper, delta)))
+
+
+def focused(chosen: list[Candidate], validated: list[Candidate], room: Any, *, level: float,
+            delta: float) -> set[int] | None:
+    """The pairs a last round should test alone, when fewer datasets drawn deeper are expected to bound
+    more than all of ``chosen``; None when all of them are.
+
+    A last round under a time budget draws only the datasets its events are on, as many times as the
+    time left allows (``room(datasets, events)``: draws per dataset), and splits its level over its
+    events: events spread over many pairs make every dataset's sample small. What an event will give
+    is read off ``validated``: the previous round's value events with their counts on that round's
+    TEST draws (drawn after they were chosen, so unbiased, unlike frequencies on the draws that chose
+    them: the best of many events, a union of rare outcomes most, came out high there by chance). The
+    pairs are ordered by their best validated event's expected bound at the full choice's size, and
+    each prefix of that order is scored by the best bound its validated events are expected to give at
+    the size and level that round would have (its events: ``chosen``'s and the validated ones on those
+    pairs); the best prefix wins over the full choice only when strictly better. Everything here reads
+    earlier draws and timings only, never the round's own test draws, so its bounds stay valid.
+    """
+    validated = [c for c in validated if c.kind != "bits"]
+    if not validated or len({c.pair for c in chosen} | {c.pair for c in validated}) < 2:
+        return None
+    full_events = len(chosen)
+    full = _predicted(validated, room(*_load(chosen)), level / (2 * max(full_events, 1)), delta)
+    best_of: dict[int, float] = {}
+    for candidate in validated:
+        bound = _predicted([candidate], room(*_load(chosen)), level / (2 * max(full_events, 1)), delta)
+        best_of[candidate.pair] = max(best_of.get(candidate.pair, -math.inf), bound)
+    order = sorted(best_of, key=lambda pair: (-best_of[pair], pair))
+    best, kept = full, None
+    for length in range(1, len(order) + 1):
+        pairs = set(order[:length])
+        option = _merged([c for c in chosen if c.pair in pairs], [c for c in validated if c.pair in pairs])
+        expected = _predicted([c for c in validated if c.pair in pairs], room(*_load(option)),
+                              level / (2 * len(option)), delta)
+        if expected > best:
+            best, kept = expected, pairs
+    return kept
+
+
+def _merged(first: list[Candidate], second: list[Candidate]) -> list[Candidate]:
+    """``first``, then the events of ``second`` not already in it (one test per (P, Q, event))."""
+    unique: dict[tuple[int, int, Any], Candidate] = {}
+    for candidate in [*first, *second]:
+        unique.setdefault((candidate.first, candidate.second, candidate.event), candidate)
+    return list(unique.values())

@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import replace
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
@@ -71,7 +72,7 @@ from dpverify.checking._events import clopper_pearson, log_ratio_bound
 from dpverify.checking._patched import EncodedSampler, PatchedSampler, mixed_width
 from dpverify.checking._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
 from dpverify.checking._schedule import MIN_SAMPLES, TIME_BUDGET, Schedule
-from dpverify.checking._selection import TESTS, Candidate, select, selection
+from dpverify.checking._selection import SHRINK, TESTS, Candidate, _load, _merged, focused, select, selection
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.finite._routing import module_names
@@ -205,6 +206,7 @@ def estimate_sampler(
     rounds: list[EstimateRound] = []
     tested: list[SampledEvent] = []
     scored = 0
+    previous: list[tuple[Candidate, SampledEvent]] = []  # the last test round's events and their results
     meter = Progress(progress)
     with open_executor(executor) as opened:
         runner = check_picklable("sampler", sampler, opened)
@@ -234,6 +236,9 @@ def estimate_sampler(
                 chosen, count = select(index_pairs, summaries, epsilon=claim[0], delta=claim[1],
                                        level=level / (2 * TESTS), size=size)
             scored += count
+            if schedule.done and schedule.budget is not None and not chunked:
+                chosen, count = _focus(chosen, previous, index_pairs, summaries, schedule, size, level, claim)
+                scored += count
             chose = time.perf_counter()
             events: list[list] = [[] for _ in datasets]
             for candidate in chosen:
@@ -269,6 +274,7 @@ def estimate_sampler(
                 summaries = [old.merged(kept[i]) for i, old in enumerate(summaries)]
             certified = _certify(chosen, counts, datasets, size, claim, level / (2 * max(len(chosen), 1)))
             tested.extend(certified)
+            previous = list(zip(chosen, certified))
             seconds = time.perf_counter() - began
             schedule.record(size, drew - chose, [timing for _, _, timing in found], sum(map(len, events)),
                             keep if keep else 0, (chose - began) + (time.perf_counter() - drew), len(drawn))
@@ -277,6 +283,36 @@ def estimate_sampler(
             number += 1
     meter.close()
     return _result(tested, rounds, epsilon, delta, claim, schedule, confidence, seed, started, inputs, batched, scored)
+
+
+#: The fewest events a focused last round chooses again on its pairs (two per direction on one pair:
+#: the outcome that ranked best on the earlier draws and its runner-up, often the union and the single).
+FOCUSED_TESTS = 4
+
+
+def _focus(chosen: list[Candidate], previous: list[tuple[Candidate, SampledEvent]], index_pairs: list[tuple[int, int]],
+           summaries: list, schedule: Schedule, size: int, level: float,
+           claim: tuple[float, float]) -> tuple[list[Candidate], int]:
+    """The last round's events: ``chosen``, or, when a few pairs drawn deeper are expected to bound more
+    (:func:`~dpverify.checking._selection.focused`, judged on the previous round's test counts), the
+    previous round's value events on those pairs and events chosen again on those pairs alone, ranked
+    at the larger size the round will then have (a single outcome can beat a union there). Reads
+    earlier draws and timings only."""
+    def room(datasets: int, events: int) -> int:
+        return schedule.resize_last(size, datasets, events)
+
+    validated = [replace(c, counts=(t.p_count, t.p_samples, t.q_count, t.q_samples))
+                 for c, t in previous if not t.float_structure and math.isfinite(t.epsilon_lower_bound)]
+    pairs = focused(chosen, validated, room, level=level, delta=claim[1])
+    if pairs is None:
+        return chosen, 0
+    ordered = sorted(pairs)
+    kept = [c for c in validated if c.pair in pairs]
+    tests = max(sum(1 for c in chosen if c.pair in pairs), FOCUSED_TESTS)
+    deeper = room(*_load(_merged([c for c in chosen if c.pair in pairs], kept)))
+    again, count = select([index_pairs[p] for p in ordered], summaries, epsilon=claim[0], delta=claim[1],
+                          level=level / (2 * (tests + len(kept))), size=deeper, tests=tests, shrink=SHRINK)
+    return _merged(kept, [replace(c, pair=ordered[c.pair]) for c in again]), count
 
 
 def _meter(meter: Progress, label: str, total: int, unit: str) -> Callable[[int], None] | None:
