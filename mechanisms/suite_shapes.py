@@ -4,18 +4,18 @@
 statistical engine (one int, or an int matrix). Public testers return other shapes from the same
 mechanisms, and a user's own code returns whatever its author chose; the statistical mode has to see
 the same leaks through each of them. Each sampler here is ``sampler(dataset, rng)``: one output of
-Lyu, Su, Li's (VLDB 2017) Algorithm 1, 2, 3 or 6 at cutoff ``c = 1``, the scales, thresholds and
+Lyu, Su, Li's (VLDB 2017) Algorithms 1-6 at cutoff ``c = 1``, the scales, thresholds and
 comparisons of :data:`~dpverify.mechanisms.suite_samplers.SVT_SCALES` (threshold ``T = 0.5`` for
-Algorithm 1, else 1), written as a loop over the queries with one ``rng.laplace`` draw each, the way
-such code is written by hand. Every shape is a one-to-one encoding of the suite sampler's output, so
+Algorithm 1, else 1), written as a loop over the queries with one ``rng.laplace`` draw each (none in Algorithm 5), the way such
+code is written by hand. Every shape is a one-to-one encoding of the suite sampler's output, so
 each has the suite's exact eps* (``measure(f"svt{variant}", ...)``; the traced exact mode gives the
 same figure from this code, ``tests/mechanisms/test_suite_shapes.py``).
 
 Shapes (``SHAPES``):
 
 * ``"answers"`` -- the answer vector with abort markers, a numpy int array of length ``k``: 1 for
-  ``⊤``, 0 for ``⊥``, -1 for each query after the run stopped (DP-Sniper's encoding); Algorithm 6
-  has no cutoff, so its vector is 0/1 only.
+  ``⊤``, 0 for ``⊥``, -1 for each query after the run stopped (DP-Sniper's encoding); Algorithms 5
+  and 6 have no cutoff, so their vectors are 0/1 only.
 * ``"count"`` -- the number of ``⊥`` answers, a Python int (StatDP's ``out.count(False)``).
 * ``"count_last"`` -- Algorithm 3: ``(number of ⊥ answers, last answer)``, the last answer ``False``
   when no query was above the threshold, else the released noisy answer, a float (StatDP's).
@@ -32,15 +32,18 @@ from typing import Any
 import numpy as np
 
 from dpverify.errors import InvalidArgument
-from dpverify.mechanisms.suite_samplers import SVT_SCALES, SVT_STRICT
+
+from .suite_samplers import SVT_SCALES, SVT_STRICT
 
 __all__ = ["ShapedSparseVector", "SHAPES", "SHAPED_PROGRAMS"]
 
 #: Shape -> the algorithms it is given for.
-SHAPES: dict[str, tuple[int, ...]] = {"answers": (1, 2, 6), "count": (1, 2), "count_last": (3,), "values": (3,)}
-#: The rows of issue 35's table, in its order: (algorithm, shape).
+SHAPES: dict[str, tuple[int, ...]] = {"answers": (1, 2, 4, 5, 6), "count": (1, 2, 4), "count_last": (3,),
+                                      "values": (3,)}
+#: The benchmark's rows (issue 35's table, then the other broken algorithms): (algorithm, shape).
 SHAPED_PROGRAMS: tuple[tuple[int, str], ...] = (
     (3, "count_last"), (1, "answers"), (2, "answers"), (1, "count"), (2, "count"), (6, "answers"), (3, "values"),
+    (4, "answers"), (4, "count"), (5, "answers"),
 )
 #: DP-Sniper's markers in Algorithm 3's float vector.
 FALSE_MARKER = -1000.0
@@ -73,13 +76,13 @@ class ShapedSparseVector:
         threshold = (0.5 if self.variant == 1 else 1.0) + rng.laplace(0.0, rho_factor / self.epsilon)
         answers: list[Any] = []
         for query in dataset:
-            noisy = query + rng.laplace(0.0, nu_factor / self.epsilon)
+            noisy = query if nu_factor is None else query + rng.laplace(0.0, nu_factor / self.epsilon)
             above = noisy > threshold if self.variant in SVT_STRICT else noisy >= threshold
-            if self.variant == 6:
+            if self.variant in (5, 6):  # no cutoff: every query answered
                 answers.append(int(above))
                 continue
             if above:
-                answers.append(float(noisy) if self.variant == 3 else True)
+                answers.append(noisy if self.variant == 3 else True)
                 break
             answers.append(False)
         return self._shaped(answers, len(dataset))
@@ -92,6 +95,6 @@ class ShapedSparseVector:
         if self.shape == "values":
             values = [FALSE_MARKER if a is False else a for a in answers]
             return np.array(values + [ABORTED_MARKER] * (k - len(values)))
-        if self.variant == 6:
+        if self.variant in (5, 6):
             return np.array(answers, dtype=np.int64)
         return np.array([int(a) for a in answers] + [-1] * (k - len(answers)), dtype=np.int64)

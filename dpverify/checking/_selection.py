@@ -222,8 +222,10 @@ def _best(pair: int, i: int, j: int, first: Summary, second: Summary, plan: _Pla
             continue
         where = (np.repeat(np.arange(len(usable)), sizes), np.concatenate([np.arange(size) for size in sizes]))
         z = float(-ndtri(plan.level / total))
-        sides = tuple(np.concatenate([np.broadcast_to(part[side], part[0].shape) for part in parts]) for side in range(4))
-        p_rate, q_rate = _rates(*sides, plan.shrink)
+        p_count, p_size, q_count, q_size = (np.concatenate([np.broadcast_to(part[side], part[0].shape) for part in parts])
+                                            for side in range(4))
+        sides = (p_count, p_size, q_count, q_size)
+        p_rate, q_rate = _rates(p_count, p_size, q_count, q_size, plan.shrink)
         p_lower, q_upper = _wilson(p_rate, plan.size, z)[0], _wilson(q_rate, plan.size, z)[1]
         scored += p_lower.size
         first_index, second_index = (i, j) if forward else (j, i)
@@ -275,8 +277,9 @@ def selection(pairs: int, *, epsilon: float, delta: float, level: float, size: i
     bits_tests = tests // 4
     ratio_tests = tests - margin_tests - bits_tests
     per_pair = [max(1, -(-count // (2 * pairs))) if count else 0 for count in (ratio_tests, margin_tests, bits_tests)]
-    return Selection(_Plan(delta, math.exp(epsilon), size, level, *per_pair, shrink), ratio_tests, margin_tests,
-                     bits_tests)
+    keep, keep_margin, keep_bits = per_pair
+    return Selection(_Plan(delta, math.exp(epsilon), size, level, keep, keep_margin, keep_bits, shrink), ratio_tests,
+                     margin_tests, bits_tests)
 
 
 def candidates(pairs: Iterable[tuple[int, int, int]], summaries: Mapping[int, Summary] | Sequence[Summary],
