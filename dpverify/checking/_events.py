@@ -82,6 +82,10 @@ class Interval:
         return f"{_shown(self.low)} < {name} <= {_shown(self.high)}"
 
 
+#: The cache key of a batch's distinct vector rows and their counts (shared by its outcome events).
+_ROWS = ("distinct rows",)
+
+
 @dataclass(frozen=True)
 class OutcomeSet:
     """The outputs equal to one of ``outcomes`` (numbers, tuples of numbers, or labels)."""
@@ -95,10 +99,17 @@ class OutcomeSet:
             numbers = [o for o in self.outcomes if is_number(o)]
             return int(np.count_nonzero(np.isin(outputs.values, numbers))) if numbers else 0
         if outputs.kind == "vector" and outputs.values is not None:
-            rows = np.ascontiguousarray(outputs.values)
-            keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-            _, first, counts = np.unique(keys, return_index=True, return_counts=True)
-            return sum(c for i, c in zip(first.tolist(), counts.tolist()) if tuple(rows[i].tolist()) in members)
+            tallied = None if cache is None else cache.get(_ROWS)
+            if tallied is None:  # the distinct rows and their counts, once per batch of outputs
+                rows = np.ascontiguousarray(outputs.values)
+                keys = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+                _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+                tallied = {}
+                for row, number in zip(map(tuple, rows[first].tolist()), counts.tolist()):  # -0.0 and 0.0: one row
+                    tallied[row] = tallied.get(row, 0) + number
+                if cache is not None:
+                    cache[_ROWS] = tallied
+            return sum(tallied.get(outcome, 0) for outcome in members if isinstance(outcome, tuple))
         return sum(1 for item in items_of(outputs) if item in members)
 
     def __str__(self) -> str:

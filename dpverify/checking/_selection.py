@@ -272,11 +272,14 @@ class Selection:
 def selection(pairs: int, *, epsilon: float, delta: float, level: float, size: int, tests: int = TESTS,
               shrink: float = 0.0) -> Selection:
     """The :class:`Selection` of a test at ``level`` per one-sided interval, of ``size`` draws per
-    dataset, over ``pairs`` pairs (see :func:`select`)."""
-    margin_tests = tests // 2 if delta > 0 else tests // 4
-    bits_tests = tests // 4
+    dataset, over ``pairs`` pairs (see :func:`select`). With ``shrink`` (a focused last round: its
+    float-structure events were tested in earlier rounds) no test goes to float-structure events, and
+    each pair and direction may supply every test of a ranking (the best of one direction may all win)."""
+    margin_tests = tests // 2 if delta > 0 else (0 if shrink else tests // 4)
+    bits_tests = 0 if shrink else tests // 4
     ratio_tests = tests - margin_tests - bits_tests
-    per_pair = [max(1, -(-count // (2 * pairs))) if count else 0 for count in (ratio_tests, margin_tests, bits_tests)]
+    share = 1 if shrink else 2 * pairs
+    per_pair = [max(1, -(-count // share)) if count else 0 for count in (ratio_tests, margin_tests, bits_tests)]
     keep, keep_margin, keep_bits = per_pair
     return Selection(_Plan(delta, math.exp(epsilon), size, level, keep, keep_margin, keep_bits, shrink), ratio_tests,
                      margin_tests, bits_tests)
