@@ -18,6 +18,7 @@ draws stop depending on the seed).
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any, NoReturn
 
@@ -26,7 +27,10 @@ import numpy as np
 from dpverify.errors import MechanismError
 from dpverify.finite._routing import module_names, route
 
-__all__ = ["PatchedSampler", "Stream", "EncodedSampler", "encoded", "mixed_width"]
+__all__ = ["PatchedSampler", "Stream", "EncodedSampler", "encoded", "mixed_width", "check_labels_repeat"]
+
+#: Labels are refused when more than this share of the probe's outputs are distinct (at least 100 drawn).
+UNIQUE_SHARE = 0.9
 
 _STATEFUL = frozenset({"seed", "get_state", "set_state", "getstate", "setstate", "bit_generator", "spawn", "jumped"})
 
@@ -123,8 +127,16 @@ def _entry(value: Any) -> float | None:
     return None
 
 
+#: Entry types a flat row is read by :func:`encoded` without the general walk (None: -1, bools: 0/1).
+_SCALARS = frozenset({int, float, bool, type(None), np.float64, np.int64, np.bool_})
+
+
 def encoded(value: Any, width: int, dataset: Any) -> list[float]:
     """One output row as :class:`EncodedSampler` reads it; refused when it cannot be."""
+    if type(value) is tuple and len(value) == width and all(type(x) in _SCALARS for x in value):
+        row = [-1.0 if x is None else float(x) for x in value]
+        if all(math.isfinite(x) for x in row):
+            return row
     entries = _flat(value)
     numbers = None if entries is None else [_entry(entry) for entry in entries]
     if numbers is None or len(numbers) != width or any(number is None for number in numbers):
@@ -156,3 +168,21 @@ def mixed_width(items: list[Any]) -> int | None:
             return None
         real = real or any(isinstance(e, (float, np.floating)) and not float(e).is_integer() for e in entries)
     return width if real and width else None
+
+
+def check_labels_repeat(items: list[Any], dataset: Any) -> None:
+    """Refuse labels that almost never repeat (more than 90% of ``items`` distinct): the statistical
+    mode compares how often outcomes occur, so such outputs (``("a", 3.14)``, a string holding a noisy
+    number) would give a silent bound of 0 instead of an answer."""
+    if len(items) < 100:
+        return
+    distinct = len(set(items))
+    if distinct > UNIQUE_SHARE * len(items):
+        raise MechanismError(
+            f"the sampler's outputs almost never repeat ({distinct:,} distinct of {len(items):,} on dataset "
+            f"{dataset!r}, e.g. {items[0]!r}) and are not numbers, rows of numbers, or rows mixing numbers with "
+            "True/False/None: the statistical mode cannot summarise them (it compares how often outputs occur). "
+            "Return the released values as numbers (a float, a tuple or array of floats; False/True/None may "
+            "stand in some places), not inside strings or other objects.",
+            dataset=dataset,
+        )

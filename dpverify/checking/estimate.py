@@ -33,7 +33,10 @@ million per dataset) and tests them on fresh draws, twice as many as all draws b
 is the last unless, after it, a last round three times all draws so far would still fit in the time
 left (and in ``samples``, then a cap); the last round is sized to fill the budget, predicted from the
 earlier rounds' timings, and sized again once its events are chosen (it draws only the datasets it
-tests). Round ``r`` spends level ``alpha / 2^(r+2)``, the last whatever is left of ``alpha`` (at least
+tests). The last round may be *focused*: when the previous round's test counts predict a larger bound
+from a few pairs drawn deeper than from all of its events spread thin, it tests only those pairs --
+the previous round's value events on them and events chosen again on them, ranked at the larger size
+(:func:`~dpverify.checking._selection.focused`). Round ``r`` spends level ``alpha / 2^(r+2)``, the last whatever is left of ``alpha`` (at least
 ``3/4`` of it). Each level is fixed before the round's test draws are made, and the levels sum to at
 most ``alpha`` on every run, whatever the timings, so by the union bound every bound of every round
 holds at once with probability at least ``confidence``; the largest is reported. (A round's events
@@ -69,7 +72,7 @@ import numpy as np
 
 from dpverify.checking._chunked import CHUNK, CHUNKED_PAIRS, select_on_executor
 from dpverify.checking._events import clopper_pearson, log_ratio_bound
-from dpverify.checking._patched import EncodedSampler, PatchedSampler, mixed_width
+from dpverify.checking._patched import EncodedSampler, PatchedSampler, check_labels_repeat, mixed_width
 from dpverify.checking._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
 from dpverify.checking._schedule import MIN_SAMPLES, TIME_BUDGET, Schedule
 from dpverify.checking._selection import SHRINK, TESTS, Candidate, _load, _merged, focused, select, selection
@@ -202,6 +205,8 @@ def estimate_sampler(
     width = mixed_width(probe.items) if probe is not None and probe.items is not None else None
     if width is not None:  # rows mixing labels and reals (``(3, False)``, ``(3, 1.72)``): read as vectors
         sampler, batched = EncodedSampler(sampler, batched=batched, width=width), True
+    elif probe is not None and probe.items is not None:
+        check_labels_repeat(probe.items, datasets[0])
     index_pairs = list(zip(inputs.left.tolist(), inputs.right.tolist()))
     rounds: list[EstimateRound] = []
     tested: list[SampledEvent] = []

@@ -122,6 +122,7 @@ class Runner:
         fresh = _new_pool(self.workers)
         self._owned = [fresh if thing is broken else thing for thing in self._owned or ()]
         self._own_pool = fresh
+        _join_at_exit(broken)
         broken.shutdown(wait=False, cancel_futures=True)
         return fresh
 
@@ -240,8 +241,8 @@ class Runner:
                     # The workers exit while the caller goes on (joined in the background: C3 at
                     # n = 14 returned 0.02-0.03 s after its last task while 2 workers with 200 MB
                     # heaps ended); after an error, tasks still queued are cancelled.
+                    _join_at_exit(thing)  # first: shutdown() forgets the pool's manager thread
                     thing.shutdown(wait=False, cancel_futures=True)
-                    _join_at_exit(thing)
                 else:
                     thing.close()
 
@@ -415,7 +416,7 @@ class _Retry:
         return self.runner._submit_noted(fresh, self.function, self.tasks, self.mapped, self.ledger, lost)
 
 
-#: Pools shut down without waiting, whose manager threads the interpreter's exit joins first.
+#: The manager threads of pools shut down without waiting: the interpreter's exit joins them first.
 _CLOSING: weakref.WeakSet = weakref.WeakSet()
 _JOINING = False
 
@@ -431,13 +432,16 @@ def _join_at_exit(pool: concurrent.futures.Executor) -> None:
         with contextlib.suppress(RuntimeError):  # already exiting: the hook runs as it would have
             threading._register_atexit(_join_closing)  # type: ignore[attr-defined]  # runs before the hook
             _JOINING = True
-    _CLOSING.add(pool)
+    # the thread, read before the pool's shutdown() sets it to None; and kept itself, not the pool, which
+    # is collected while its thread still winds down
+    thread = getattr(pool, "_executor_manager_thread", None)
+    if thread is not None:
+        _CLOSING.add(thread)
 
 
 def _join_closing() -> None:
-    for pool in list(_CLOSING):
-        thread = getattr(pool, "_executor_manager_thread", None)
-        if thread is not None and thread.is_alive():
+    for thread in list(_CLOSING):
+        if thread.is_alive():
             thread.join(timeout=30)
 
 

@@ -14,6 +14,7 @@ from dpverify.checking._features import FirstIndex, Tally, _markers
 from dpverify.checking._outputs import Outputs
 from dpverify.checking._sampling import parse
 from dpverify.checking._selection import Candidate, Interval, focused
+from dpverify.errors import MechanismError
 from dpverify.mechanisms.suite_shapes import ShapedSparseVector
 
 from .test_estimate_soundness import allowance
@@ -118,3 +119,21 @@ def test_a_focused_last_round_stays_within_the_confidence_over_many_seeds():
     runs, focused_runs, above = _focused_exceedances(range(100, 160), 0.6)
     assert focused_runs >= 30
     assert above <= allowance(runs, 0.5)  # measured: see the issue 35 note
+
+
+def test_nested_rows_of_numbers_are_vectors():
+    nested = parse([((1, 2.5), (0, 1.25)), ((0, 0.5), (1, 3.0))], 2, (), batched=False)
+    assert nested.kind == "vector" and nested.values.tolist() == [[1.0, 2.5, 0.0, 1.25], [0.0, 0.5, 1.0, 3.0]]
+
+
+def test_labels_that_never_repeat_are_refused_by_name():
+    # a noisy number inside a string: every output distinct, which would bound nothing (a silent 0)
+    def labelled(dataset, rng):
+        return ("count", f"{sum(dataset) + rng.laplace():.6f}")
+
+    with pytest.raises(MechanismError, match="almost never repeat .* e.g. \\('count'"):
+        estimate(labelled, [((0,), (1,))], PureDp(1), samples=2_000, random_state=0)
+    # labels that repeat are fine
+    coins = estimate(lambda dataset, rng: ("heads", "tails")[int(rng.random() < 0.5 + 0.1 * dataset[0])],
+                     [((0,), (1,))], PureDp(1), samples=2_000, random_state=0)
+    assert coins.verdict.name == "UNDECIDED"

@@ -298,3 +298,27 @@ def test_a_client_that_cannot_connect_closes_the_cluster(monkeypatch):
     with pytest.raises(EnvironmentFailure, match=r"cannot connect to the LocalCluster .*\(OSError: Timed out"):
         executors.open_executor("dask")
     assert Cluster.closed
+
+
+def test_a_closed_pools_manager_thread_is_joined_at_exit_even_after_the_pool_is_collected():
+    # CPython < 3.12.8 printed "Exception ignored ... OSError: [Errno 9] Bad file descriptor" at exit when
+    # concurrent.futures' exit hook woke a pool's manager thread as it closed its pipe (gh-125451). dpverify
+    # joins those threads first; it must keep the THREAD, which outlives the pool object (a WeakSet of pools
+    # lost every pool collected before exit, and the message came back on 2 of 2 runs of bench_shapes.py).
+    import gc
+
+    from dpverify.parallel import executors
+
+    with executors.open_executor("processes") as runner:
+        runner.map(_square, [(1,), (2,)], executors.Shared(objects={}))
+        pool = runner._pool
+        thread = pool._executor_manager_thread
+    del runner, pool
+    gc.collect()
+    assert thread in executors._CLOSING or not thread.is_alive()
+    executors._join_closing()
+    assert not thread.is_alive()
+
+
+def _square(task, shared):
+    return task[0] ** 2
