@@ -29,7 +29,8 @@ from dpverify.checking._events import Derived, Event, Interval, OutcomeSet, log_
 from dpverify.checking._features import fitted_features, reads_bits
 from dpverify.checking._sampling import Summary, summarise
 
-__all__ = ["Candidate", "Selection", "candidates", "choose", "focused", "select", "selection", "trimmed", "TESTS"]
+__all__ = ["Candidate", "Selection", "candidates", "choose", "event_load", "focused", "merged_events", "select", "selection",
+           "trimmed", "TESTS"]
 
 #: How many (pair, event, direction) the test half certifies: the union bound's divisor.
 TESTS = 8
@@ -345,7 +346,7 @@ def select(pairs: list[tuple[int, int]], summaries: list[Summary], *, epsilon: f
     return choose(pool, chosen), scored
 
 
-def _load(chosen: Sequence[Candidate]) -> tuple[int, int]:
+def event_load(chosen: Sequence[Candidate]) -> tuple[int, int]:
     """How many datasets ``chosen`` draws and how many (dataset, event) counts it makes."""
     counted = {(side, c.event) for c in chosen for side in (c.first, c.second)}
     return len({side for side, _ in counted}), len(counted)
@@ -405,24 +406,24 @@ def focused(chosen: list[Candidate], validated: list[Candidate], room: Any, *, l
     if not validated or len({c.pair for c in chosen} | {c.pair for c in validated}) < 2:
         return None
     full_events = len(chosen)
-    full = _predicted(validated, room(*_load(chosen)), level / (2 * max(full_events, 1)), delta)
+    full = _predicted(validated, room(*event_load(chosen)), level / (2 * max(full_events, 1)), delta)
     best_of: dict[int, float] = {}
     for candidate in validated:
-        bound = _predicted([candidate], room(*_load(chosen)), level / (2 * max(full_events, 1)), delta)
+        bound = _predicted([candidate], room(*event_load(chosen)), level / (2 * max(full_events, 1)), delta)
         best_of[candidate.pair] = max(best_of.get(candidate.pair, -math.inf), bound)
     order = sorted(best_of, key=lambda pair: (-best_of[pair], pair))
     best, kept = full, None
     for length in range(1, len(order) + 1):
         pairs = set(order[:length])
-        option = _merged([c for c in chosen if c.pair in pairs], [c for c in validated if c.pair in pairs])
-        expected = _predicted([c for c in validated if c.pair in pairs], room(*_load(option)),
+        option = merged_events([c for c in chosen if c.pair in pairs], [c for c in validated if c.pair in pairs])
+        expected = _predicted([c for c in validated if c.pair in pairs], room(*event_load(option)),
                               level / (2 * len(option)), delta)
         if expected > best:
             best, kept = expected, pairs
     return kept
 
 
-def _merged(first: list[Candidate], second: list[Candidate]) -> list[Candidate]:
+def merged_events(first: list[Candidate], second: list[Candidate]) -> list[Candidate]:
     """``first``, then the events of ``second`` not already in it (one test per (P, Q, event))."""
     unique: dict[tuple[int, int, Any], Candidate] = {}
     for candidate in [*first, *second]:

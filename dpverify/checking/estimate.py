@@ -75,7 +75,7 @@ from dpverify.checking._events import clopper_pearson, log_ratio_bound
 from dpverify.checking._patched import EncodedSampler, PatchedSampler, check_labels_repeat, mixed_width
 from dpverify.checking._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
 from dpverify.checking._schedule import MIN_SAMPLES, TIME_BUDGET, Schedule
-from dpverify.checking._selection import SHRINK, TESTS, Candidate, _load, _merged, focused, select, selection
+from dpverify.checking._selection import SHRINK, TESTS, Candidate, event_load, focused, merged_events, select, selection
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
 from dpverify.errors import InvalidArgument
 from dpverify.finite._routing import module_names
@@ -314,10 +314,10 @@ def _focus(chosen: list[Candidate], previous: list[tuple[Candidate, SampledEvent
     ordered = sorted(pairs)
     kept = [c for c in validated if c.pair in pairs]
     tests = max(sum(1 for c in chosen if c.pair in pairs), FOCUSED_TESTS)
-    deeper = room(*_load(_merged([c for c in chosen if c.pair in pairs], kept)))
+    deeper = room(*event_load(merged_events([c for c in chosen if c.pair in pairs], kept)))
     again, count = select([index_pairs[p] for p in ordered], summaries, epsilon=claim[0], delta=claim[1],
                           level=level / (2 * (tests + len(kept))), size=deeper, tests=tests, shrink=SHRINK)
-    return _merged(kept, [replace(c, pair=ordered[c.pair]) for c in again]), count
+    return merged_events(kept, [replace(c, pair=ordered[c.pair]) for c in again]), count
 
 
 def _meter(meter: Progress, label: str, total: int, unit: str) -> Callable[[int], None] | None:
