@@ -9,15 +9,19 @@ module written for the entry-point group ``dpverify.audits``, a ``cases()`` func
 
 Errors are the command line's: a path that is not a Python file, a module that cannot be found, a
 file that is not valid Python or that declares no audit (or two) is an
-:class:`~dpverify.errors.InvalidArgument` naming the fix (exit 2); an exception raised by the
-file's own code while it loads propagates as it is (exit 3: its code failed, nothing was decided).
+:class:`~dpverify.errors.InvalidArgument` naming the fix (exit 2); so is a bad declaration in it (a
+``Row(...)`` missing its claim or ``statement=``, a misspelt keyword, a claim such as ``PureDp(-1)``),
+named by its line and its row (number and name). Any other exception raised by the file's own code
+while it loads propagates as it is (exit 3: its code failed, nothing was decided).
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -105,6 +109,11 @@ def _import_path(target: str) -> ModuleType:
     except SyntaxError as error:
         del sys.modules[name]
         raise InvalidArgument(f"{target} is not valid Python: line {error.lineno}: {error.msg}; fix the file.") from None
+    except (InvalidArgument, TypeError) as error:
+        del sys.modules[name]
+        if isinstance(error, TypeError) and not _DECLARATION_CALL.search(str(error)):
+            raise  # the file's own code failed: exit 3, with its traceback
+        raise InvalidArgument(f"{target}, {_where(path, error)}: {_declaration_error(error)}") from None
     except BaseException:
         del sys.modules[name]
         raise
@@ -112,6 +121,71 @@ def _import_path(target: str) -> ModuleType:
                   if Path(getattr(sys.modules[other], "__file__", None) or "/").parent == path.parent]
     _pickled_by_value([module, *neighbours])
     return module
+
+
+#: A TypeError from calling Row(...) or Audit(...) with arguments missing, extra or misspelt.
+_DECLARATION_CALL = re.compile(r"\b(Row|Audit)\.__init__\(\)")
+#: A row as the errors show it.
+ROW_EXAMPLE = ('Row(noisy_median, dpverify.Datasets([0, 1], n=3), dpverify.PureDp(1), statement="noisy_median is '
+               '1-DP")')
+
+
+def _declaration_error(error: Exception) -> str:
+    """``error`` as a message for the row or audit that caused it, with the form it must take."""
+    text = str(error)
+    if isinstance(error, InvalidArgument):
+        return text
+    text = text.replace("Row.__init__()", "Row(...)").replace("Audit.__init__()", "Audit(...)")
+    if text.startswith("Audit"):
+        return f"{text}; {DECLARE}."
+    return f"{text}; a row is Row(mechanism, inputs, claim, statement=...), e.g. {ROW_EXAMPLE}."
+
+
+def _where(path: Path, error: BaseException) -> str:
+    """Where in the file ``error`` was raised: its line, and the row it is in (its index among the
+    file's ``Row(...)`` calls, and its name= or mechanism) when it is inside one."""
+    line, column = None, None
+    trace = error.__traceback__
+    while trace is not None:
+        code = trace.tb_frame.f_code
+        if Path(code.co_filename).resolve() == path:
+            line = trace.tb_lineno
+            # the failing call's own position (Python >= 3.11): tells apart two rows on one line
+            positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+            found = positions[trace.tb_lasti // 2] if 0 <= trace.tb_lasti // 2 < len(positions) else None
+            column = (found[0], found[2]) if found and found[0] is not None and found[2] is not None else None
+        trace = trace.tb_next
+    if line is None:
+        return "while it was loading"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return f"line {line}"
+    rows = sorted((node for node in ast.walk(tree) if isinstance(node, ast.Call) and _called(node) == "Row"),
+                  key=lambda node: (node.lineno, node.col_offset))
+    for index, node in reversed(list(enumerate(rows))):  # the innermost (last-starting) row holding the call
+        if _holds(node, line, column):
+            named = [ast.unparse(k.value) for k in node.keywords if k.arg == "name"]
+            shown = named[0] if named else (ast.unparse(node.args[0]) if node.args else "?")
+            return f"line {line}, row {index + 1} ({shown})"
+    return f"line {line}"
+
+
+def _holds(node: ast.Call, line: int, column: tuple[int, int] | None) -> bool:
+    """Whether the call ``node`` spans ``line`` (and, when known, the position ``column``: ``(line, col)``)."""
+    end = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+    if column is None:
+        return node.lineno <= line <= end[0]
+    return (node.lineno, node.col_offset) <= column < end
+
+
+def _called(node: ast.Call) -> str | None:
+    """The name a call calls: ``Row`` for ``Row(...)`` and ``auditing.Row(...)``."""
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    return None
 
 
 def _pickled_by_value(modules: list[ModuleType]) -> None:

@@ -157,6 +157,28 @@ def test_a_file_that_raises_while_loading_exits_three(tmp_path, capsys):
     assert f"no verdict in audit file {path} (raised while it was loading): unexpected builtins.RuntimeError" in err
 
 
+@pytest.mark.parametrize(("body", "message"), [
+    # the body starts at the file's line 14 (after _audit_file's preamble)
+    ('audit = Audit("t", [\n    Row(rr, D, PureDp(2), statement="s"),\n    Row(rr, D, PureDp(2), name="copy"),\n])',
+     "line 16, row 2 ('copy'): Row(...) missing 1 required keyword-only argument: 'statement'; a row is "
+     "Row(mechanism, inputs, claim, statement=...), e.g. Row(noisy_median"),
+    ('audit = Audit("t", [Row(rr, D, statement="s")])',
+     "line 14, row 1 (rr): Row(...) missing 1 required positional argument: 'claim'"),
+    ('audit = Audit("t", [Row(rr, D, PureDp(2), statment="s")])',
+     "line 14, row 1 (rr): Row(...) got an unexpected keyword argument 'statment'"),
+    ('audit = Audit("t", [Row(rr, D, PureDp(2), statement="s"),\n                     Row(rr, D, PureDp(-1), statement="s")])',
+     "line 15, row 2 (rr): epsilon must be >= 0, got epsilon=-1"),
+    ('audit = Audit(\n    [Row(rr, D, PureDp(2), statement="s")],\n)',
+     ": Audit(...) missing 1 required positional argument"),
+])
+def test_a_bad_row_is_a_usage_error_naming_its_line_and_row(tmp_path, capsys, body, message):
+    code, out, err = _run(capsys, str(_audit_file(tmp_path, body)))
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+    if "Audit(...)" in message:  # the call is not inside a row: only its line is named
+        assert re.search(r"my_audit\.py, line 14: Audit\(\.\.\.\) missing", err), err
+
+
 @pytest.mark.parametrize(("target", "body", "message"), [
     ("missing.py", None, "no file 'missing.py': give the path of a .py file"),
     ("notes.txt", "", "is not a Python file (.py)"),
