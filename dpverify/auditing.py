@@ -46,6 +46,7 @@ from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import relation
 from dpverify.integrations.audit import AuditCase, Expect, Measurement
 from dpverify.types import Mechanism, PublicMechanism
+from dpverify.validation import arity_advice, required_positionals
 from dpverify.verdict.claims import ApproximateDp, Claim, PureDp
 
 __all__ = ["Audit", "Row"]
@@ -91,6 +92,10 @@ class Row:
         if not callable(self.mechanism):
             raise InvalidArgument(f"Row: mechanism must be a callable dataset -> {{outcome: probability}}, got "
                                   f"{self.mechanism!r}.")
+        called = ("public", "dataset") if isinstance(self.inputs, PublicData) else ("dataset",)
+        advice = arity_advice(self.label or repr(self.mechanism), required_positionals(self.mechanism), called=called)
+        if advice is not None:
+            raise InvalidArgument(f"Row {self.label!r}: {advice}")
         if not isinstance(self.inputs, (Datasets, InputPairs, PublicData)):
             raise InvalidArgument(
                 f"Row {self.label!r}: inputs must be dpverify.Datasets(records, n=...), dpverify.InputPairs or "

@@ -70,6 +70,8 @@ __all__ = [
     "check_choice",
     "check_bool",
     "check_callable",
+    "required_positionals",
+    "arity_advice",
 ]
 
 #: Relative allowance a float claim gets above its exact reading (a few units in the last place).
@@ -423,3 +425,48 @@ def check_callable(name: str, value: Any, *, what: str | None = None, fix: str |
     if callable(value):
         return value
     raise InvalidArgument(_message(name, value, "callable", what=what, fix=fix))
+
+
+def required_positionals(function: Any) -> list[str]:
+    """The positional arguments ``function`` requires (none when its signature cannot be read)."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return [p.name for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty]
+
+
+#: Parameter names that say "a random generator": a function (dataset, <one of these>) is a sampler.
+_GENERATOR_NAMES = frozenset({"rng", "random_state", "generator", "gen", "prng", "random", "randomness", "seed",
+                              "rnd", "rand", "r"})
+
+
+def arity_advice(name: str, required: list[str], *, called: tuple[str, ...] = ("dataset",),
+                 command_line: bool = False) -> str | None:
+    """Why ``name``, requiring the positional arguments ``required``, cannot be called with the
+    arguments ``called`` it will get (a mechanism's ``("dataset",)``, a sampler's ``("dataset",
+    "rng")``, a semi-private learner's ``("public", "dataset")``), and the fix; None when it can. The
+    command line and audit files give the same advice."""
+    takes = len(called)
+    if len(required) <= takes:
+        return None
+    extra = required[takes:]
+    if takes == 1 and len(required) == 2 and required[1].lower() in _GENERATOR_NAMES:
+        return (f"{name} requires 2 arguments ({', '.join(required)}) where a mechanism takes the dataset alone: "
+                f"it looks like a sampler (dataset, {required[1]}); "
+                + ("add --sampler (every path of its random choices enumerated exactly), or --estimate (run on a real "
+                   "random generator)." if command_line else
+                   "wrap it: dpverify.from_sampler(" + name.rsplit(":", 1)[-1] + ")."))
+    shown = required[-1]
+    example = f"{shown}=1.0"
+    bind = (f"give {'them' if len(extra) > 1 else 'it'} a value: a default in the definition (def "
+            f"{name.rsplit(':', 1)[-1]}({', '.join(required[:takes])}, {example})), or "
+            f"functools.partial({name.rsplit(':', 1)[-1]}, {example}) assigned to a name")
+    if command_line:
+        bind += f", or on the command line --set {example}"
+    shown_call = "the dataset alone" if called == ("dataset",) else f"({', '.join(called)})"
+    return (f"{name} requires {len(required)} arguments ({', '.join(required)}) where it is called with {shown_call}: "
+            f"{', '.join(extra)} {'have' if len(extra) > 1 else 'has'} no value; {bind}.")

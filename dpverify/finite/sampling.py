@@ -740,8 +740,9 @@ def _convert(value: Any, name: str, dataset: Any) -> Any:
     if isinstance(value, Distribution) or (hasattr(value, "items") and hasattr(value, "keys")):
         raise MechanismError(
             f"the sampler {name} returned a mapping on dataset {dataset!r}; a sampler returns one output, and "
-            "from_sampler computes its distribution. (A function dataset -> distribution is already a mechanism: "
-            "pass it to verify directly.)",
+            "from_sampler computes its distribution. A function dataset -> distribution is already a mechanism: "
+            "pass it to verify directly (on the command line: drop --sampler; an argument it takes besides the "
+            "dataset, such as epsilon, is bound with a default, functools.partial or --set epsilon=...).",
             dataset=dataset,
         )
     if isinstance(value, (list, tuple)):

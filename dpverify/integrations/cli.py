@@ -57,7 +57,7 @@ from dpverify.errors import (
     NondeterministicMechanism,
 )
 from dpverify.integrations import contract
-from dpverify.validation import number_from_text
+from dpverify.validation import arity_advice, number_from_text, required_positionals
 
 __all__ = [
     "main", "build_parser", "EXIT_CODES", "EXIT_HOLDS", "EXIT_VIOLATED", "EXIT_USAGE", "EXIT_FAILURE", "EXIT_UNDECIDED",
@@ -254,18 +254,6 @@ def _write_check_report(path: Path, result: Any, args: argparse.Namespace, profi
     print(f"\nreport written: {path}")
 
 
-_SAMPLER_HINT = ("this looks like a sampler (dataset, rng); add --sampler, or wrap it with from_sampler in Python "
-                 "(dpverify.from_sampler(sampler)); --estimate runs it on a real random generator")
-
-
-def _required_positionals(function: Callable) -> list[str]:
-    """The positional arguments ``function`` requires (none when its signature cannot be read)."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return [p.name for p in parameters if p.kind in positional and p.default is inspect.Parameter.empty]
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -282,10 +270,12 @@ def _check(args: argparse.Namespace) -> int:
     if args.mode != "sampler" and (args.tail is not None or args.deterministic):
         option = "--tail" if args.tail is not None else "--deterministic"
         raise InvalidArgument(f"{option} applies to the exact enumeration of a sampler; add --sampler.")
-    required = _required_positionals(mechanism)
-    if args.mode == "distribution" and len(required) >= 2:
-        raise InvalidArgument(f"{args.mechanism} requires {len(required)} arguments ({', '.join(required)}) where a "
-                              f"mechanism takes the dataset alone: {_SAMPLER_HINT}.")
+    if args.set:
+        mechanism = _bound(mechanism, args.set)
+    advice = arity_advice(args.mechanism, required_positionals(mechanism),
+                          called=("dataset",) if args.mode == "distribution" else ("dataset", "rng"), command_line=True)
+    if advice is not None:
+        raise InvalidArgument(advice)
     if args.mode == "estimate":
         return _estimate(args, mechanism, report)
     if args.mode == "sampler":
@@ -320,6 +310,33 @@ def _check(args: argparse.Namespace) -> int:
     if report is not None:
         _write_check_report(report, result, args, result.profile)
     return code
+
+
+def _bound(mechanism: Callable, settings: Sequence[str]) -> Callable:
+    """``mechanism`` with the keyword arguments of ``--set KEY=VALUE`` bound (each VALUE a Python
+    literal, such as 1.0, 3 or 'median', else the text itself)."""
+    import ast
+    import functools
+
+    values = {}
+    for setting in settings:
+        key, equals, text = setting.partition("=")
+        if not equals or not key.strip().isidentifier():
+            raise InvalidArgument(f"--set {setting!r} must be KEY=VALUE with KEY an argument of the mechanism, e.g. "
+                                  "--set epsilon=1.0.")
+        try:
+            values[key.strip()] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            values[key.strip()] = text.strip()
+    try:
+        inspect.signature(mechanism).bind_partial(**values)
+    except TypeError as error:
+        raise InvalidArgument(f"--set {', '.join(values)}: {error}; name the mechanism's own arguments.") from None
+    except ValueError:  # no signature to check against: bound as given
+        pass
+    bound = functools.partial(mechanism, **values)
+    bound.__name__ = getattr(mechanism, "__name__", "mechanism")  # type: ignore[attr-defined]  # shown in results
+    return bound
 
 
 def _report(args: argparse.Namespace, text: str, notes: Sequence[str], document: Callable[[], dict]) -> None:
@@ -580,6 +597,9 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--estimate", dest="mode", action="store_const", const="estimate",
                       help="MECHANISM is sampling code run on a real numpy Generator: a lower confidence bound on "
                            "epsilon (dpverify.estimate); VIOLATED (exit 1) or UNDECIDED (exit 4), never holds")
+    check.add_argument("--set", action="append", metavar="KEY=VALUE",
+                       help="bind an argument of MECHANISM, e.g. --set epsilon=1.0 for fn(dataset, epsilon) (VALUE a "
+                            "Python literal, else text); repeatable")
     check.add_argument("--max-paths", type=int, default=100_000,
                        help="with --sampler: refuse samplers with more execution paths than this")
     check.add_argument("--tail", metavar="MASS",

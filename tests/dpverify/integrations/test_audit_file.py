@@ -168,6 +168,11 @@ def test_a_file_that_raises_while_loading_exits_three(tmp_path, capsys):
      "line 14, row 1 (rr): Row(...) got an unexpected keyword argument 'statment'"),
     ('audit = Audit("t", [Row(rr, D, PureDp(2), statement="s"),\n                     Row(rr, D, PureDp(-1), statement="s")])',
      "line 15, row 2 (rr): epsilon must be >= 0, got epsilon=-1"),
+    # the same advice as `dpverify check` gives (without its --set)
+    ('audit = Audit("t", [Row(lambda dataset, epsilon: {}, D, PureDp(2), statement="s", name="two")])',
+     "line 14, row 1 ('two'): Row 'two': two requires 2 arguments (dataset, epsilon) where it is called with the "
+     "dataset alone: epsilon has no value; give it a value: a default in the definition (def two(dataset, "
+     "epsilon=1.0)), or functools.partial(two, epsilon=1.0) assigned to a name."),
     ('audit = Audit(\n    [Row(rr, D, PureDp(2), statement="s")],\n)',
      ": Audit(...) missing 1 required positional argument"),
 ])

@@ -186,9 +186,27 @@ def test_a_sampler_without_sampler_is_told_to_add_it(capsys):
     assert main(["check", "tests.cli_mechanisms:rr_sampler", *BITS, "--epsilon", "1"]) == 2
     assert capsys.readouterr().err == (
         "dpverify: error: tests.cli_mechanisms:rr_sampler requires 2 arguments (dataset, rng) where a mechanism "
-        "takes the dataset alone: this looks like a sampler (dataset, rng); add --sampler, or wrap it with "
-        "from_sampler in Python (dpverify.from_sampler(sampler)); --estimate runs it on a real random generator.\n")
+        "takes the dataset alone: it looks like a sampler (dataset, rng); add --sampler (every path of its random "
+        "choices enumerated exactly), or --estimate (run on a real random generator).\n")
     assert main(["check", "tests.cli_mechanisms:rr_sampler", "--sampler", *BITS, "--epsilon", "1.1"]) == 0
+
+
+def test_a_mechanism_taking_epsilon_is_told_to_bind_it_not_to_add_sampler(capsys, tmp_path, monkeypatch):
+    # issue 36: the advice "add --sampler" looped (--sampler then said "a mapping: pass it to verify directly")
+    (tmp_path / "user_mods.py").write_text(
+        "def noisy(dataset, epsilon):\n"
+        "    p = 0.75 if sum(dataset) else 0.25\n"
+        "    return {1: p, 0: 1 - p}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "user_mods:noisy", *BITS, "--epsilon", "1.1"]) == 2
+    err = capsys.readouterr().err
+    assert "epsilon has no value; give it a value: a default in the definition (def noisy(dataset, epsilon=1.0)), " \
+           "or functools.partial(noisy, epsilon=1.0) assigned to a name, or on the command line --set epsilon=1.0." in err
+    assert "--sampler" not in err
+    # following the advice: ln 3 = 1.0986 <= 1.1 holds (exit 0); a key it does not take is exit 2
+    assert main(["check", "user_mods:noisy", *BITS, "--epsilon", "1.1", "--set", "epsilon=1.0"]) == 0
+    assert main(["check", "user_mods:noisy", *BITS, "--epsilon", "1.1", "--set", "eps=1.0"]) == 2
+    assert "--set eps: got an unexpected keyword argument 'eps'" in capsys.readouterr().err
 
 
 def test_a_mechanism_returning_one_sample_is_pointed_to_from_sampler():
