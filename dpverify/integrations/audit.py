@@ -118,12 +118,24 @@ class Measurement:
                 "neighbors": result.neighbors, "exchangeability": result.exchangeability, **details}
         if getattr(result, "unexplored", 0):  # sub-distributions: the figures are the explored outputs'
             info["unexplored"] = result.unexplored
+        if result.verdict is Verdict.UNDECIDED:  # why, for the audit's log and report
+            info["reason"] = _undecided_reason(result)
         return cls(result.epsilon, result.delta, float(result.claimed_epsilon), float(result.claimed_delta),
                    result.verdict, None, info, tuple(getattr(result, "assumptions", ())), witness_data=result.witness)
 
     def measured_only(self) -> Measurement:
         """The same figures with no verdict (a lemma's preconditions were not met)."""
         return replace(self, verdict=None)
+
+
+def _undecided_reason(result: Any) -> str:
+    """Why ``result`` is UNDECIDED, in one line: its reason, or its pairs that could not be decided."""
+    reason = str(getattr(result, "reason", "") or "")
+    undecided = getattr(result, "undecided", 0)
+    if undecided:
+        reason += ("; " if reason else "") + (f"{undecided} pair(s) could not be decided exactly: not claimed to hold "
+                                              "(exact probabilities, Fraction or sympy, decide them)")
+    return reason or "neither proved nor refuted (an assumption could not be proved: see the assumptions)"
 
 
 class Expect(enum.Enum):

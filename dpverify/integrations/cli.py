@@ -423,6 +423,7 @@ def _audit(args: argparse.Namespace) -> int:
 
     from dpverify.integrations.audit import AuditTiming, audit_cases, run_audit, stderr_progress
     from dpverify.integrations.report import audit_document, previous_seconds, write_reports
+    from dpverify.integrations.presentation import evidence
     from dpverify.integrations.terminal import print_table
     from dpverify.verdict.engine import Verdict
 
@@ -479,9 +480,13 @@ def _audit(args: argparse.Namespace) -> int:
     if args.format != "json":
         if wrong:
             print(f"\n{len(wrong)} row(s) not as expected: " + ", ".join(f"{r.case.claim}/{r.case.mechanism}" for r in wrong))
+            for row in wrong:  # the evidence, as check and assert_private print it: in CI the log is all there is
+                print("\n" + "\n".join(evidence(row)))
         if undecided:
-            print(f"\n{len(undecided)} row(s) UNDECIDED (neither proved nor refuted; their rows say why): "
+            print(f"\n{len(undecided)} row(s) UNDECIDED (neither proved nor refuted): "
                   + ", ".join(f"{r.case.claim}/{r.case.mechanism}" for r in undecided))
+            for row in undecided:
+                print("\n" + "\n".join(evidence(row)))
     if wrong:
         return EXIT_VIOLATED
     return EXIT_UNDECIDED if undecided else EXIT_HOLDS

@@ -27,7 +27,7 @@ from dpverify.verdict.engine import Verdict
 
 __all__ = [
     "Kind", "kind_of", "mark", "Counts", "LEGEND", "VERDICT_LEGEND", "legend", "claims_a_bound", "number",
-    "series_groups", "symbol", "generated_now", "TITLE", "INTRODUCTION",
+    "series_groups", "symbol", "generated_now", "TITLE", "INTRODUCTION", "evidence",
 ]
 
 #: The reports' title and first sentence for the registered audits (an audit file brings its own).
@@ -186,3 +186,32 @@ def generated_now() -> str:
     from datetime import datetime, timezone
 
     return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def evidence(row: Any) -> list[str]:
+    """What a row that is not as expected rests on, as lines for a log (a CI log is all there is):
+    the witness of a claim found VIOLATED (D, D', S, both probabilities and the check), why a mutant
+    was not caught, why a row is UNDECIDED. The first line names the row; the others are indented."""
+    m = row.measurement
+    head = f"{row.case.claim}/{row.case.mechanism} ({row.case.instance}): {row.verdict}"
+    if m.verdict is Verdict.VIOLATED:
+        body = (m.witness or "").splitlines() or [
+            f"eps* = {number(m.epsilon_star)} > claimed eps = {number(m.claimed_epsilon)} (no witness recorded)"]
+        if m.witness_part:
+            body.insert(0, f"found at {m.witness_part}")
+    elif m.verdict is Verdict.UNDECIDED:
+        reason = m.details.get("reason") or ""
+        body = [reason or "neither proved nor refuted; the report's details say which part could not be decided"]
+        body += [f"assumption: {assumption}" for assumption in m.assumptions]
+    else:  # a mutant the check did not catch
+        body = [f"eps* = {number(m.epsilon_star)}, delta* = {number(m.delta_star)} at the claimed eps = "
+                f"{number(m.claimed_epsilon)}, within the claim (claimed delta = {number(m.claimed_delta)}): this "
+                "mutant satisfies the claim, so there is no violation to find. A mutant must break the claim: make "
+                "it leak more, or check it against a tighter claim."]
+    import textwrap
+
+    lines = [head]
+    for line in body:  # a witness's lines are short; prose wraps at 100 columns
+        lines += textwrap.wrap(line, width=100, initial_indent="  ", subsequent_indent="    ", break_on_hyphens=False,
+                               break_long_words=False) or [""]
+    return lines

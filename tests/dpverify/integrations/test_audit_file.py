@@ -142,6 +142,22 @@ def test_a_row_not_as_expected_exits_one(tmp_path, capsys, body, shown):
     assert "1 row(s) not as expected" in out
 
 
+def test_the_audit_log_carries_each_unexpected_rows_evidence(tmp_path, capsys):
+    # issue 36: in CI the log is all there is. rr is ln 3 = 1.0986-DP: claimed 1-DP it is VIOLATED, with the
+    # witness D = (0,), D' = (1,), S = {0}: 3/4 > e^1 * 1/4 = 0.6796; the mutant copy claimed 1.1 holds
+    body = ('audit = Audit("t", [Row(rr, D, PureDp(1), statement="rr is 1-DP"),\n'
+            '                    Row(rr, D, PureDp(1.1), statement="s", name="ok"),\n'
+            '                    Row(rr, D, PureDp(1.1), statement="s", name="rr_copy", expect="violated")])')
+    code, out, _ = _run(capsys, str(_audit_file(tmp_path, body)))
+    assert code == 1
+    log = out[out.index("2 row(s) not as expected"):]
+    assert "1/rr (records=[0, 1], n=1, substitute): VIOLATED (NOT AS EXPECTED)\n  D  = (0,)\n  D' = (1,)\n  S  = {0}" in log
+    assert "exact: P[M(D) in S] is 3/4, P[M(D') in S] is 1/4\n  check: 0.75 > e^eps * 0.25 + delta = 0.6795704" in log
+    assert ("2/rr_copy (records=[0, 1], n=1, substitute): holds (MUTANT MISSED)\n  eps* = 1.099, delta* = 0 at the "
+            "claimed eps = 1.1") in log
+    assert all(len(line) <= 100 for line in log.splitlines())
+
+
 def test_a_mechanism_that_raises_exits_three_naming_the_row(tmp_path, capsys):
     path = _audit_file(tmp_path, 'audit = Audit("t", [Row(broken, D, PureDp(1), statement="s")])')
     code, out, err = _run(capsys, str(path))
