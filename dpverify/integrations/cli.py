@@ -422,8 +422,8 @@ def _audit(args: argparse.Namespace) -> int:
     import time
 
     from dpverify.integrations.audit import AuditTiming, audit_cases, run_audit, stderr_progress
-    from dpverify.integrations.report import audit_document, previous_seconds, write_reports
     from dpverify.integrations.presentation import evidence
+    from dpverify.integrations.report import audit_document, previous_seconds, write_reports
     from dpverify.integrations.terminal import print_table
     from dpverify.verdict.engine import Verdict
 
