@@ -104,14 +104,26 @@ def _parse_number(text: str, name: str) -> Any:
 
 
 def _load_callable(spec: str) -> Any:
-    module_name, sep, attribute = spec.partition(":")
+    """``MODULE:CALLABLE`` or ``path/to/file.py:CALLABLE``: the callable, or InvalidArgument naming the fix."""
+    module_name, sep, attribute = spec.rpartition(":")
     if not sep or not module_name or not attribute:
-        raise InvalidArgument(f"mechanism must be given as MODULE:CALLABLE, got {spec!r}.")
-    sys.path.insert(0, "")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise InvalidArgument(f"cannot import module {module_name!r}: {error}.") from None
+        raise InvalidArgument(f"mechanism must be given as MODULE:CALLABLE or path/to/file.py:CALLABLE, got {spec!r}.")
+    if module_name.endswith(".py") or "/" in module_name or os.sep in module_name:
+        module = _import_file(module_name)
+    else:
+        sys.path.insert(0, "")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as error:
+            if error.name is not None and module_name.split(".")[0] != error.name.split(".")[0]:
+                raise  # the module was found; something it imports is missing: its own failure (exit 3)
+            raise InvalidArgument(
+                f"no module {module_name!r} on Python's path (the current directory, {os.getcwd()}, and PYTHONPATH); "
+                f"give its file instead, dpverify check path/to/{module_name.replace('.', '/')}.py:{attribute}, or run "
+                "from its directory, or add that directory to PYTHONPATH."
+            ) from None
+        except ImportError as error:
+            raise InvalidArgument(f"cannot import module {module_name!r}: {error}.") from None
     target: Any = module
     for part in attribute.split("."):
         try:
@@ -121,6 +133,35 @@ def _load_callable(spec: str) -> Any:
     if not callable(target):
         raise InvalidArgument(f"{spec} is not callable.")
     return target
+
+
+def _import_file(text: str) -> Any:
+    """The Python file ``text`` imported as a module of its own (its directory put first on the path, so
+    it may import its neighbours; registered in sys.modules, so a process pool's workers find it)."""
+    import importlib.util
+
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise InvalidArgument(f"no file {text!r}: give the path of the .py file that defines the mechanism, "
+                              "e.g. dpverify check path/to/mechanisms.py:noisy_count.")
+    if path.suffix != ".py":
+        raise InvalidArgument(f"{text!r} is not a Python file (.py).")
+    path = path.resolve()
+    name = path.stem if path.stem.isidentifier() and path.stem not in sys.modules else f"_dpverify_check_{path.stem}"
+    sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None, f"no import spec for {path}"
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        del sys.modules[name]
+        raise InvalidArgument(f"{text} is not valid Python: line {error.lineno}: {error.msg}; fix the file.") from None
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def _parse_records(args: argparse.Namespace) -> tuple:

@@ -260,3 +260,25 @@ def test_the_partial_directory_is_ignored_by_git_and_documented(capsys):
         main(["audit", "--help"])
     assert "DIR/partial/" in " ".join(capsys.readouterr().out.split())
     assert 'AUDIT_FLAGS="--claim RR"` writes its report to\n`reports/partial/`' in (ROOT / "README.md").read_text()
+
+
+def test_a_file_path_names_the_mechanism_from_any_directory(capsys, tmp_path, monkeypatch):
+    # issue 36: `check path/to/mods.py:fn` said "No module named 'mods.py'"
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    (folder / "file_mods.py").write_text(
+        "from fractions import Fraction\n\n"
+        "def rr(dataset):  # randomized response: eps* = ln 3 = 1.0986\n"
+        "    return {dataset[0]: Fraction(3, 4), 1 - dataset[0]: Fraction(1, 4)}\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", f"{folder / 'file_mods.py'}:rr", *BITS, "--epsilon", "1.1"]) == 0
+    assert "measured eps*=1.09861" in capsys.readouterr().out
+    assert main(["check", "elsewhere/file_mods.py:rr", *BITS, "--epsilon", "1"]) == 1  # relative, and VIOLATED
+    capsys.readouterr()
+    # the module form from another directory names both ways out
+    assert main(["check", "file_mods_absent:rr", *BITS, "--epsilon", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"no module 'file_mods_absent' on Python's path (the current directory, {tmp_path}, and PYTHONPATH); give " \
+           "its file instead, dpverify check path/to/file_mods_absent.py:rr" in err
+    assert main(["check", "elsewhere/missing.py:rr", *BITS, "--epsilon", "1"]) == 2
+    assert "no file 'elsewhere/missing.py'" in capsys.readouterr().err
