@@ -66,11 +66,15 @@ class NondeterministicMechanism(DpverifyError):
     (None when a generator's move was seen instead).
     """
 
-    def __init__(self, message: str, *, dataset: Any = None, first: Any = None, second: Any = None) -> None:
+    def __init__(self, message: str, *, dataset: Any = None, first: Any = None, second: Any = None,
+                 routes: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.dataset = dataset
         self.first = first
         self.second = second
+        #: for a sampler that drew from a global generator: the modules whose routing fixes it
+        #: (``patch=[...]``, ``--patch MODULE``): ``"numpy.random"``, ``"random"``
+        self.routes = routes
 
     def __reduce__(self) -> tuple:
         return (_rebuild, (type(self), str(self), self.dataset))

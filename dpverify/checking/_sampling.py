@@ -30,7 +30,7 @@ import numpy as np
 from dpverify.checking._features import fitted_features_apply, fixed_features, reads_bits
 from dpverify.checking._outputs import Outputs, is_number, items_of
 from dpverify.errors import MechanismError, NondeterministicMechanism
-from dpverify.finite._global_random import run_unchanged
+from dpverify.finite._global_random import routes_of, run_unchanged
 from dpverify.parallel.executors import Shared
 
 __all__ = ["BATCH", "DISCRETE_CAP", "FIT_SAMPLE", "PROBE", "Outputs", "Summary", "accepts_size", "draw",
@@ -318,13 +318,14 @@ def check_repeatable(sampler: Any, dataset: tuple, seed: Any, count: int, batche
                 draw(sampler, dataset, np.random.default_rng(seed), count, batched))
 
     def drew(used: list[str]) -> NondeterministicMechanism:
+        routes = routes_of(used)
         return NondeterministicMechanism(
             f"the sampler {name} drew from {' and '.join(used)} on dataset {dataset!r} (in two runs of {count:,} "
             f"samples); those draws do not come from the seed, so the estimate could not be repeated from it. "
-            "Route it: estimate(..., patch=[module]) (check --estimate --patch MODULE) serves the module's "
-            "module-level randomness from the run's own streams. Or draw every random choice from the rng argument "
-            "(a numpy Generator: rng.random(), rng.laplace(...), ...), or pass rng on (e.g. random_state=rng).",
-            dataset=dataset,
+            f"Route it: estimate(..., patch={list(routes)!r}) serves that module-level randomness from the run's own "
+            "streams. Or draw every random choice from the rng argument (a numpy Generator: rng.random(), "
+            "rng.laplace(...), ...), or pass rng on (e.g. random_state=rng).",
+            dataset=dataset, routes=routes,
         )
 
     first, second = run_unchanged(twice, drew)

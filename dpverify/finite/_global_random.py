@@ -44,7 +44,8 @@ import numpy as np
 
 from dpverify.errors import DpverifyError, NondeterministicMechanism
 
-__all__ = ["PYTHON", "NUMPY", "global_states", "changed_generators", "run_unchanged", "call_unchanged", "drew_error"]
+__all__ = ["PYTHON", "NUMPY", "global_states", "changed_generators", "run_unchanged", "call_unchanged", "drew_error",
+           "routes_of"]
 
 #: How the two generators are named in errors.
 PYTHON = "Python's global random generator (random.random(), random.choice(), ...)"
@@ -129,6 +130,12 @@ def call_unchanged(function: Callable[[Any], Result], dataset: Any, *, what: str
     mechanism f.output_density") drawing on ``dataset``."""
     return run_unchanged(lambda: function(dataset),
                          lambda used: drew_error(what, f"dataset {dataset!r}", used, dataset=dataset))
+
+
+def routes_of(used: list[str]) -> tuple[str, ...]:
+    """The modules whose routing (``patch=``) serves the global generators ``used`` (:data:`NUMPY`,
+    :data:`PYTHON`) from a run's own generator."""
+    return tuple(module for generator, module in ((NUMPY, "numpy.random"), (PYTHON, "random")) if generator in used)
 
 
 def drew_error(what: str, where: str, used: list[str], *, dataset: Any) -> NondeterministicMechanism:
@@ -227,11 +234,12 @@ def _check_global_states(before: tuple, name: str, dataset: Any, cause: Dpverify
     since ``before`` (a :func:`_global_states` reading) on ``dataset``."""
     used = changed_generators(before)
     if used:
+        routes = routes_of(used)
         error = NondeterministicMechanism(
             f"the sampler {name} drew from {' and '.join(used)} on dataset {dataset!r}; those draws are not "
-            "enumerated, so its output is a sample, not a distribution. Draw every random choice from the rng "
-            "argument instead: it has numpy's Generator and random.Random methods (rng.random(), rng.integers(...), "
-            "rng.choice(...), ...).",
-            dataset=dataset,
+            f"enumerated, so its output is a sample, not a distribution. Route them into the rng: "
+            f"from_sampler({name}, patch={list(routes)!r}). Or draw every random choice from the rng argument: it has "
+            "numpy's Generator and random.Random methods (rng.random(), rng.integers(...), rng.choice(...), ...).",
+            dataset=dataset, routes=routes,
         )
         raise error from cause

@@ -115,7 +115,7 @@ def _load_callable(spec: str) -> Any:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as error:
-            if error.name is not None and module_name.split(".")[0] != error.name.split(".")[0]:
+            if error.name is not None and not (module_name == error.name or module_name.startswith(error.name + ".")):
                 raise  # the module was found; something it imports is missing: its own failure (exit 3)
             raise InvalidArgument(
                 f"no module {module_name!r} on Python's path (the current directory, {os.getcwd()}, and PYTHONPATH); "
@@ -801,8 +801,28 @@ def _failed(error: Exception, row: str | None) -> int:
             "inside dpverify, it is a bug in dpverify: please report it with the traceback."
         )
         return EXIT_FAILURE
+    routes = _routes(error)
+    if routes:  # the fix first: one flag; the detail after, without the Python spelling of the fix
+        flags = " ".join(f"--patch {module}" for module in routes)
+        detail = str(error).split(" Route ")[0].rstrip(". ")
+        _say(f"dpverify: no verdict{where}: the sampler draws from a global random generator dpverify cannot see. "
+             f"Fix: add {flags} (its module-level randomness is then drawn from the run's own generator), or draw "
+             f"every random choice from the rng argument. Detail: {detail}.")
+        return EXIT_FAILURE
     _say(f"dpverify: no verdict{where}: {what}: {type(error).__name__}: {_explain(error)}")
     return EXIT_FAILURE
+
+
+def _routes(error: BaseException) -> tuple[str, ...]:
+    """The modules ``--patch`` should route for a sampler that drew from a global generator (the error,
+    or the error it was raised from), else none."""
+    seen: BaseException | None = error
+    while seen is not None:
+        routes = getattr(seen, "routes", ())
+        if routes:
+            return tuple(routes)
+        seen = seen.__cause__
+    return ()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

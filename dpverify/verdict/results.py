@@ -172,8 +172,10 @@ class VerificationResult:
         if self.verdict is Verdict.HOLDS_WITHIN_ROUNDING and not self.reason:
             lines.append(
                 f"  {self.within_rounding} pair(s) within the float error of the claim (relative "
-                f"{self.float_error:.3g} per probability): the claim holds up to rounding; to certify it, "
-                "return exact probabilities (Fraction, sympy) or offer exact_distribution(dataset)"
+                f"{self.float_error:.3g} per probability): the claim holds up to rounding; to certify it, make "
+                "the probabilities exact: a mechanism returns Fraction or sympy values (or offers "
+                "exact_distribution(dataset)); a sampler gives its weights as Fractions (rng.choice(k, "
+                "p=[Fraction(3, 10), ...]), rng.random() < Fraction(3, 4))"
             )
         # a terminal of 100 columns shows every line whole (continuations indented under their line)
         lines = [_fill(line) for line in lines]

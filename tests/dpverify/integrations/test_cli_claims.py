@@ -282,3 +282,21 @@ def test_a_file_path_names_the_mechanism_from_any_directory(capsys, tmp_path, mo
            "its file instead, dpverify check path/to/file_mods_absent.py:rr" in err
     assert main(["check", "elsewhere/missing.py:rr", *BITS, "--epsilon", "1"]) == 2
     assert "no file 'elsewhere/missing.py'" in capsys.readouterr().err
+
+
+def test_a_sampler_drawing_from_numpys_global_generator_is_told_the_patch_flag_first(capsys, tmp_path, monkeypatch):
+    # issue 36: the message was about 1,000 characters and named only the Python spelling, patch=
+    (tmp_path / "global_mods.py").write_text(
+        "import numpy as np\n\n"
+        "def noisy_bit(dataset, rng):\n"
+        "    return int(dataset[0] + np.random.laplace(0.0, 1.0) > 0.5)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["check", "global_mods:noisy_bit", "--sampler", *BITS, "--epsilon", "1"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("dpverify: no verdict: the sampler draws from a global random generator dpverify cannot "
+                          "see. Fix: add --patch numpy.random")
+    assert len(err) < 600 and "patch=[" not in err
+    assert main(["check", "global_mods:noisy_bit", "--estimate", "--samples", "2000", *BITS, "--epsilon", "1"]) == 3
+    assert "Fix: add --patch numpy.random" in capsys.readouterr().err
+    # following it: decided (traced Laplace noise, in real arithmetic)
+    assert main(["check", "global_mods:noisy_bit", "--sampler", "--patch", "numpy.random", *BITS, "--epsilon", "1"]) == 0
