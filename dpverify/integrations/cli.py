@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures
+import difflib
 import importlib
 import inspect
 import math
@@ -494,7 +495,7 @@ def _audit(args: argparse.Namespace) -> int:
     if args.format != "json":
         if heading["title"] is not None:
             print(_heading(heading["title"], heading["description"]))
-        print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
+        print_table(rows, wide=args.wide)  # coloured at the terminal's width on a terminal, 100 columns elsewhere
         print(f"\n{timing.describe(rows)}")
     if output is not None:
         output.mkdir(exist_ok=True)  # its parent was checked; a parent removed since is an OSError (exit 3)
@@ -577,7 +578,7 @@ def _claim(args: argparse.Namespace) -> int:
     measurement = rows[0].measurement
     code = _verdict_exit(measurement.verdict)
     if args.format != "json":
-        print_table(rows)  # coloured at the terminal's width on a terminal, one plain line per row elsewhere
+        print_table(rows, wide=args.wide)  # coloured at the terminal's width on a terminal, 100 columns elsewhere
     lines = []
     if measurement.witness:
         lines.append("\nwitness:\n" + measurement.witness)
@@ -616,6 +617,12 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _format(text: str) -> str:
+    """``--format``'s value: ``text`` or ``json`` on every command (``table``, the old name of ``text``
+    on audit, claim and list, still read as ``text``)."""
+    return "text" if text == "table" else text
+
+
 _FORMAT_HELP = ("json: one JSON object on stdout and nothing else (schema_version 1.x, see docs/json.md); "
                 "progress and notes on stderr; exit codes unchanged; on an error (exit 2 or 3) stdout stays empty")
 
@@ -623,14 +630,19 @@ _FORMAT_HELP = ("json: one JSON object on stdout and nothing else (schema_versio
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpverify", description="Exact verification of differential-privacy claims.", epilog=EXIT_CODES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"dpverify {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    commands: dict[str, argparse.ArgumentParser] = {}
+    parser.set_defaults(commands=commands)
+
     def command(name: str, help: str, codes: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=f"{help} ({codes})", description=f"{help[0].upper()}{help[1:]}.",
-                              epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        commands[name] = sub.add_parser(name, help=f"{help} ({codes})", description=f"{help[0].upper()}{help[1:]}.",
+                                        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                        allow_abbrev=False)
+        return commands[name]
 
     check = command("check", "verify one mechanism exhaustively",
                     "exit 0 holds, 1 violated, 2 usage, 3 mechanism or environment failed, 4 undecided")
@@ -698,9 +710,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also write the result as one HTML page: the verdict, the witness and the privacy profile "
                             "delta(eps) (swept on the rows the verdict was decided on); checked before the run: exit 2 if "
                             "its directory is missing or cannot be written")
-    check.add_argument("--format", choices=("text", "json"), default="text", help=_FORMAT_HELP)
+    check.add_argument("--format", type=_format, choices=("text", "json"), default="text", help=_FORMAT_HELP)
     check.set_defaults(handler=_check)
 
+    command("estimate", "the statistical mode: the same as check --estimate (a lower confidence bound on epsilon "
+                        "for sampling code; `dpverify estimate --help` shows check's options)",
+            "exit 1 violated, 2 usage, 3 mechanism failed, 4 undecided")
     audit = command("audit", "audit every claim on its default instance, or the audit of one file",
                     "exit 0 every row as expected, 1 a row not, 2 usage, 3 a row failed, 4 a row undecided")
     audit.add_argument("target", nargs="?", metavar="PATH.py|MODULE",
@@ -708,7 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "audit = dpverify.auditing.Audit(title, rows, description=...); no packaging needed "
                             "(docs/guide/audit-your-learner.md). Default: every audit registered under the "
                             "entry-point group dpverify.audits")
-    audit.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
+    audit.add_argument("--format", type=_format, choices=("text", "json"), default="text", help=_FORMAT_HELP)
     audit.add_argument("--output", metavar="DIR",
                        help="directory for audit.json, audit.md and audit.html (e.g. reports); checked before the "
                             "audit runs: created if its parent exists, exit 2 if it is a file, its parent is "
@@ -721,6 +736,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="only this claim id (repeatable); see `dpverify list`. A partial audit: with --output DIR "
                             "its report is written to DIR/partial/, never over DIR's full report")
     audit.add_argument("--quiet", action="store_true", help="no progress bar or lines")
+    audit.add_argument("--wide", action="store_true",
+                       help="the table with one line per row, nothing wrapped (default: the terminal's width, or 100 "
+                            "columns in a pipe or a log)")
     audit.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                        help="run N rows at once, each whole in a worker process of its own (default: the CPUs this "
                             "process may use; 1: one row after another, in this process); longest rows first (by "
@@ -740,12 +758,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "ends with each claim's keys, their kinds and defaults (a wrong key or kind lists them)")
     claim.add_argument("--outside-preconditions", action="store_true",
                        help="measure even where the lemma's preconditions fail (the claim is then not asserted)")
-    claim.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
+    claim.add_argument("--format", type=_format, choices=("text", "json"), default="text", help=_FORMAT_HELP)
+    claim.add_argument("--wide", action="store_true", help="the table with one line per row, nothing wrapped")
     claim.set_defaults(handler=_claim)
 
     listing = command("list", "list the audit cases", "exit 0, 2 no such audit file, 3 if an audit cannot be loaded")
     listing.add_argument("target", nargs="?", metavar="PATH.py|MODULE", help="list the rows of this audit file only")
-    listing.add_argument("--format", choices=("table", "json"), default="table", help=_FORMAT_HELP)
+    listing.add_argument("--format", type=_format, choices=("text", "json"), default="text", help=_FORMAT_HELP)
     listing.set_defaults(handler=_list)
     return parser
 
@@ -829,7 +848,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (see the module docstring: 0 holds, 1 violated,
     2 usage, 3 the mechanism or the environment failed, 4 undecided)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["estimate"]:  # the statistical mode's own name: check --estimate
+        argv = ["check", "--estimate", *argv[1:]]
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser: its usage, and the nearest option
+        command = args.commands[args.command]
+        options = [option for action in command._actions for option in action.option_strings]
+        near = difflib.get_close_matches(unknown[0].split("=")[0], options, n=1)
+        command.error(f"unrecognized arguments: {' '.join(unknown)}" + (f" (did you mean {near[0]}?)" if near else ""))
     try:
         return args.handler(args)
     except _RowFailed as failure:

@@ -4,7 +4,8 @@
 (counts of rows as expected, measured, unexpected, undecided) as text; :func:`print_table` prints
 them: on a terminal wrapped at its width, verdicts in colour (green: as expected — ✓ a claim holds,
 cyan ✗ a mutant caught —, dim: measured, yellow: UNDECIDED, red: not as expected); elsewhere (a
-pipe, a file, a CI log) plain text, one line per row, nothing cut, so a log can be grepped.
+pipe, a file, a CI log) plain text wrapped at 100 columns, or with ``--wide`` one line per row,
+nothing cut, for grep.
 ``NO_COLOR`` keeps the wrapping and drops the colour. rich is imported only when a table is drawn.
 """
 
@@ -19,7 +20,7 @@ from typing import IO, Any
 
 from dpverify.integrations.presentation import VERDICT_LEGEND, Counts, Kind, kind_of, legend, mark, number, symbol
 
-__all__ = ["render_table", "print_table", "KIND_STYLES"]
+__all__ = ["render_table", "print_table", "KIND_STYLES", "LOG_WIDTH"]
 
 #: The rich style of each kind of verdict.
 KIND_STYLES = {
@@ -35,6 +36,9 @@ _TRAILING = re.compile(r"(?:\s|\x1b\[[0-9;]*m)+$")
 _CODE = re.compile(r"\x1b\[[0-9;]*m")
 #: Width given to rich when nothing may wrap (pipes, logs): far beyond any row.
 _UNBOUNDED = 10_000
+#: The width of the table in a pipe, a file or a CI log (``--wide``: one line per row, unbounded); from
+#: this width on, each verdict stays whole on its line.
+LOG_WIDTH = 100
 #: The legend's width at most (prose reads best in short lines).
 _PROSE = 100
 #: The instance column's narrowest width before the instance moves under the mechanism.
@@ -48,9 +52,10 @@ def _cells(row: Any) -> list[str]:
             number(row.slack)]
 
 
-def _table(rows: Sequence[Any], *, stacked: bool, ascii_only: bool) -> Any:
+def _table(rows: Sequence[Any], *, stacked: bool, ascii_only: bool, whole_verdict: bool = True) -> Any:
     """The rich Table: mechanism and instance in columns of their own, or ``stacked`` in one (the
-    instance under the mechanism, for narrow terminals)."""
+    instance under the mechanism, for narrow terminals); ``whole_verdict``: each verdict on one line
+    (a log is grepped for "NOT AS EXPECTED"), else folded at 10 characters (narrower terminals)."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -65,7 +70,10 @@ def _table(rows: Sequence[Any], *, stacked: bool, ascii_only: bool) -> Any:
         table.add_column("instance", overflow="fold", min_width=_MIN_INSTANCE)
     for head in _HEAD:
         table.add_column(head, justify="right", no_wrap=True)
-    table.add_column("verdict", max_width=None if not stacked else 10, min_width=10)
+    if whole_verdict or not stacked:
+        table.add_column("verdict", no_wrap=True, min_width=10)
+    else:
+        table.add_column("verdict", max_width=10, min_width=10)
     table.add_column("s", justify="right", no_wrap=True)
     for r in rows:
         verdict = Text(mark(r, ascii_only=ascii_only), style=KIND_STYLES[kind_of(r)])
@@ -149,7 +157,8 @@ def render_table(rows: Sequence[Any], *, width: int | None = None, color: bool =
         measure = Console(file=io.StringIO(), width=_UNBOUNDED)
         stacked = measure.measure(_table(rows, stacked=False, ascii_only=ascii_only)).minimum > limit
     summary_style = "bold green" if counts.all_well else ("bold red" if counts.unexpected else "bold yellow")
-    parts: list[Any] = [_table(rows, stacked=stacked, ascii_only=ascii_only)]
+    whole = width is None or width >= LOG_WIDTH
+    parts: list[Any] = [_table(rows, stacked=stacked, ascii_only=ascii_only, whole_verdict=whole)]
     notes = _notes(rows)
     if notes:
         parts += [Text(""), Text(notes[0]), *(Padding(Text(note), (0, 0, 0, 2)) for note in notes[1:])]
@@ -172,9 +181,10 @@ def _encodes(stream: IO[str], text: str) -> bool:
     return True
 
 
-def print_table(rows: Sequence[Any], file: IO[str] | None = None) -> None:
+def print_table(rows: Sequence[Any], file: IO[str] | None = None, *, wide: bool = False) -> None:
     """Print :func:`render_table` to ``file`` (default stdout): on a terminal in colour at its width
-    (``NO_COLOR`` set: no colour), elsewhere plain, one line per row."""
+    (``NO_COLOR`` set: no colour), elsewhere plain at 100 columns (the instance under the mechanism
+    when the columns cannot stand side by side); ``wide``: one line per row, nothing wrapped."""
     from rich.console import Console
 
     stream = sys.stdout if file is None else file
@@ -182,7 +192,7 @@ def print_table(rows: Sequence[Any], file: IO[str] | None = None) -> None:
     terminal = console.is_terminal
     text = render_table(
         rows,
-        width=console.width if terminal else None,
+        width=None if wide else (console.width if terminal else LOG_WIDTH),
         color=terminal and not os.environ.get("NO_COLOR"),
         ascii_only=not _encodes(stream, "✓✗·─"),
     )

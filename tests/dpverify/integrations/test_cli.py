@@ -643,3 +643,36 @@ def test_errors_wrap_at_the_terminal_width_and_stay_one_line_in_a_pipe(monkeypat
     monkeypatch.undo()
     cli._say(message)  # capsys's stderr is not a terminal: one line, as written
     assert capsys.readouterr().err == message + "\n"
+
+
+# -- the command line's conventions (issue 36) -------------------------------------------------------
+
+
+def test_abbreviated_options_are_refused_with_the_commands_usage_and_the_nearest_option(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", "tests.cli_mechanisms:rr", *BITS, "--epsilon", "1", "--delt", "0"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert "usage: dpverify check" in err  # the subcommand's usage, not the top level's
+    assert "dpverify check: error: unrecognized arguments: --delt 0 (did you mean --delta?)" in err
+    with pytest.raises(SystemExit):
+        main(["audit", "--recor"])
+    assert "usage: dpverify audit" in capsys.readouterr().err
+
+
+def test_estimate_is_a_command_of_its_own(capsys):
+    # dpverify estimate ... is check --estimate ...: a statistical bound (UNDECIDED: rr is ln 3-DP, claimed 1.2)
+    code = main(["estimate", "tests.cli_mechanisms:rr_sampler", *BITS, "--epsilon", "1.2", "--samples", "2000",
+                 "--seed", "0"])
+    out = capsys.readouterr().out
+    assert code == 4 and out.startswith("UNDECIDED: claimed (eps=1.2, delta=0.0), eps >= ")
+
+
+def test_format_is_text_or_json_on_every_command(capsys):
+    for command in (["list"], ["claim", "C1"]):
+        assert main([*command, "--format", "text"]) == 0
+        assert main([*command, "--format", "table"]) == 0  # the old name, still read
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["list", "--format", "xml"])
+    assert "invalid choice: 'xml' (choose from 'text', 'json')" in capsys.readouterr().err
