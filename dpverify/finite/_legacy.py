@@ -14,13 +14,14 @@ there.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 
-from dpverify.errors import InvalidArgument
+from dpverify.errors import InvalidArgument, MechanismError
 from dpverify.finite._numbers import _describe
 
 __all__ = ["LegacyDraws"]
@@ -44,7 +45,22 @@ class LegacyDraws:
         return self.random() if not dimensions else self.random(size=dimensions)
 
     def randint(self, low: Any, high: Any = None, size: Any = None, dtype: Any = int) -> Any:
-        """numpy's ``randint``: uniform integers in ``[low, high)`` (``[0, low)`` without high)."""
+        """numpy's ``randint``: uniform integers in ``[low, high)`` (``[0, low)`` without high).
+
+        Refused when the rng stands in for Python's ``random`` module (the calling code's global
+        name ``random`` is bound to it: ``client.random = rng``, the idiom before ``patch=``): that
+        code means Python's ``randint(a, b)``, ``b`` included, and numpy's meaning would give a
+        verdict on other code (a k-RR client read as ``randint(0, d - 2)``, ``d - 2`` excluded)."""
+        caller = sys._getframe(1)
+        if caller.f_globals.get("random") is self:
+            self._abort(MechanismError(  # type: ignore[attr-defined]  # the exact rng's
+                f"random.randint({_describe(low)}, {_describe(high)}) in {caller.f_code.co_filename}, line "
+                f"{caller.f_lineno}, is called on the exact rng standing in for Python's random module (that module's "
+                "global `random` is the rng): Python's randint includes its upper end, numpy's (the rng's) excludes it, "
+                "so no meaning can be assumed. Put the rng's Python view there instead (module.random = rng.python), "
+                "or route the module: from_sampler(sampler, patch=[module]).",
+                dataset=getattr(self, "_dataset", None),
+            ))
         if high is None:
             low, high = 0, low
         _check_range("rng.randint", low, high, dtype, inclusive=False)

@@ -324,3 +324,37 @@ def test_every_public_call_is_an_exact_draw_or_refused(name, view):
     elif name not in UNBOUNDED:
         where = "rng.python." if view else "rng."
         assert isinstance(raised.value, MechanismError) and f"{where}{name}(" in str(raised.value)
+
+
+# -- the rng standing in for Python's random module (issue 37) ----------------------------------------
+
+
+def test_randint_on_the_rng_standing_in_for_pythons_random_module_is_refused_not_read_as_numpys():
+    # client.random = rng, the idiom before patch=: numpy's randint(0, 2) would exclude 2 and make the
+    # client report x + 1 with probability 1/2 more and 3 never (eps* = inf); its truth is eps = 1
+    from dpverify import Datasets, PureDp, verify
+    from tests.dpverify.finite import _krr_client
+
+    def standing_in(dataset, rng):
+        _krr_client.random = rng
+        return _krr_client.krr(dataset)
+
+    def python_view(dataset, rng):
+        _krr_client.random = rng.python
+        return _krr_client.krr(dataset)
+
+    try:
+        with pytest.raises(MechanismError, match=r"random\.randint\(0, 2\) in .*_krr_client\.py, line 14, is called "
+                                                 r"on the exact rng standing in for Python's random module"):
+            verify(from_sampler(standing_in), Datasets([0, 1, 2, 3], n=1), PureDp(1.01))
+        # the fixes it names: the Python view, or routing the module; both give eps* = 1 exactly
+        # (P(keep) / P(one given other) = (e / (e + 3)) / (1 / (e + 3)) = e)
+        assert verify(from_sampler(python_view), Datasets([0, 1, 2, 3], n=1), PureDp(1.01)).epsilon == \
+            pytest.approx(1.0, abs=1e-12)
+        _krr_client.random = random
+        routed = from_sampler(lambda dataset, rng: _krr_client.krr(dataset), patch=[_krr_client])
+        assert verify(routed, Datasets([0, 1, 2, 3], n=1), PureDp(1.01)).epsilon == pytest.approx(1.0, abs=1e-12)
+    finally:
+        _krr_client.random = random
+    # numpy-style code keeps numpy's meaning: randint(0, 2) is 0 or 1
+    assert exact(lambda dataset, rng: rng.randint(0, 2)) == Distribution({0: F(1, 2), 1: F(1, 2)})
