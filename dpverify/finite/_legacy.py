@@ -53,7 +53,7 @@ class LegacyDraws:
         verdict on other code (a k-RR client read as ``randint(0, d - 2)``, ``d - 2`` excluded)."""
         caller = sys._getframe(1)
         if caller.f_globals.get("random") is self:
-            self._abort(MechanismError(  # type: ignore[attr-defined]  # the exact rng's
+            self._abort(MechanismError(  # the exact rng's
                 f"random.randint({_describe(low)}, {_describe(high)}) in {caller.f_code.co_filename}, line "
                 f"{caller.f_lineno}, is called on the exact rng standing in for Python's random module (that module's "
                 "global `random` is the rng): Python's randint includes its upper end, numpy's (the rng's) excludes it, "
