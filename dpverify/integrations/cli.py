@@ -314,7 +314,10 @@ def _check(args: argparse.Namespace) -> int:
         raise InvalidArgument(f"{option} applies to the exact enumeration of a sampler; add --sampler.")
     if args.set:
         mechanism = _bound(mechanism, args.set)
-    advice = arity_advice(args.mechanism, required_positionals(mechanism),
+    required = required_positionals(mechanism)
+    if args.mode == "estimate":  # a batched sampler's size is passed by keyword
+        required = [name for name in required if name != "size"]
+    advice = arity_advice(args.mechanism, required,
                           called=("dataset",) if args.mode == "distribution" else ("dataset", "rng"), command_line=True)
     if advice is not None:
         raise InvalidArgument(advice)

@@ -52,7 +52,7 @@ def test_pythons_random_is_routed_too():
 
 
 def test_without_patch_the_global_draws_are_refused_naming_patch():
-    with pytest.raises(NondeterministicMechanism, match=r"estimate\(\.\.\., patch=\[module\]\)"):
+    with pytest.raises(NondeterministicMechanism, match=r"estimate\(\.\.\., patch=\['numpy\.random'\]\)"):
         _estimate(global_laplace, PureDp(1))
 
 

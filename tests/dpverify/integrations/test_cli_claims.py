@@ -259,7 +259,8 @@ def test_the_partial_directory_is_ignored_by_git_and_documented(capsys):
     with pytest.raises(SystemExit):
         main(["audit", "--help"])
     assert "DIR/partial/" in " ".join(capsys.readouterr().out.split())
-    assert 'AUDIT_FLAGS="--claim RR"` writes its report to\n`reports/partial/`' in (ROOT / "README.md").read_text()
+    assert 'AUDIT_FLAGS="--claim RR"`) writes to\n`reports/partial/`, never over the reference report' in \
+        (ROOT / "README.md").read_text()
 
 
 def test_a_file_path_names_the_mechanism_from_any_directory(capsys, tmp_path, monkeypatch):
