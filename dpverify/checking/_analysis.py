@@ -83,6 +83,7 @@ class Analysis:
     seed: int | None = None
     blocks: Any = None  # a BlockPlan: swept in row blocks, ``matrix`` a LazyRows (dpverify.checking._blocks)
     unexplored: np.ndarray | None = None  # every row's unexplored mass (exact values), None when none has any
+    declared: frozenset | None = None  # the outputs that mass may fall on (from_sampler(..., outputs=))
     _rows: RowPairs | None = field(default=None, repr=False)
     _epsilons: np.ndarray | None = field(default=None, repr=False)
 
@@ -103,6 +104,7 @@ class Analysis:
             exact_row=exact_row or self.distributions.__getitem__, row_error=row_error,
             label=datasets.__getitem__, is_neighbor=is_neighbor, expected_pairs=self.expected_pairs,
             executor=self.executor, progress=self.progress, unexplored=self.unexplored,
+            declared=self.declared if self.unexplored is not None else None,
         )
         if exact_row is None and row_error is None and self._rows is not None:
             return self._rows
@@ -213,8 +215,14 @@ def evaluate_instance(
     return Analysis(
         pairs, rows.outcomes, rows.distributions, rows.matrix, declared,
         None if symmetry is None else symmetry.violation, rel, expected, rows.is_exact, runner, sweep_report, symmetry,
-        seed, rows.plan, rows.unexplored,
+        seed, rows.plan, rows.unexplored, declared_outputs(mechanism),
     )
+
+
+def declared_outputs(mechanism: Any) -> frozenset | None:
+    """The outputs a :func:`~dpverify.from_sampler` mechanism's author declared (``outputs=``), else None."""
+    found = getattr(mechanism, "declared_outputs", None)
+    return found if isinstance(found, frozenset) else None
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,15 @@ from dpverify.types import ExecutorSpec, Number
 from dpverify.validation import check_callable, check_integer
 from dpverify.verdict.assumptions import Assumption, Status, settle
 from dpverify.verdict.claims import Claim, claim_from_arguments
-from dpverify.verdict.engine import RowPairs, Verdict, Witness, check_float_error, float_error_of, unexplored_of
+from dpverify.verdict.engine import (
+    RowPairs,
+    Verdict,
+    Witness,
+    check_float_error,
+    declared_of,
+    float_error_of,
+    unexplored_of,
+)
 from dpverify.verdict.privacy_loss import profile_grid
 from dpverify.verdict.results import SymmetryViolation, VerificationResult
 
@@ -354,6 +362,7 @@ def _ordered_witness(
         label=(dataset, ordered).__getitem__, expected_pairs=1,
         is_neighbor=lambda a, b: rel.is_neighbor(a, b, exchangeable=False),
         matrix_error=0.0 if method is None else rho, unexplored=unexplored_of(outputs),
+        declared=declared_of(outputs),
     )
     again = claimed.decide(rows)
     if again.verdict is Verdict.VIOLATED:

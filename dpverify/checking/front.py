@@ -38,6 +38,7 @@ from dpverify.finite.records import check_records
 from dpverify.finite.sampling import SamplerMechanism
 from dpverify.types import ExecutorSpec, Mechanism, Number, PublicMechanism, Sampler
 from dpverify.validation import check_integer
+from dpverify.verdict.assumptions import Assumption, Status
 from dpverify.verdict.claims import ApproximateDp, Claim, PureDp, claim_from_arguments
 from dpverify.verdict.engine import Verdict
 from dpverify.verdict.privacy_loss import profile_grid
@@ -308,7 +309,22 @@ def verify(
         from dpverify.densities.traced import real_arithmetic
 
         result = replace(result, assumptions=(*result.assumptions, real_arithmetic()))
+    if isinstance(mechanism, SamplerMechanism) and mechanism.declared_outputs is not None \
+            and bool(getattr(result, "unexplored", 0)):
+        result = replace(result, assumptions=(*result.assumptions, _declared(mechanism.declared_outputs)))
     return result
+
+
+def _declared(outputs: frozenset) -> Assumption:
+    """The declared outputs of a sampler with unexplored mass, as the accepted assumption a verdict rests on."""
+    shown = sorted(outputs, key=repr)
+    listed = ", ".join(map(repr, shown[:8])) + (f", ... ({len(shown) - 8} more)" if len(shown) > 8 else "")
+    return Assumption(
+        "declared outputs", f"declared outputs (the unexplored mass falls on {listed} only)", Status.ACCEPTED,
+        "declared with from_sampler(..., outputs=); every explored output was one of them, the paths not explored "
+        "cannot be checked",
+        "drop outputs= to decide without it (a pure claim is then undecided), or explore further with a smaller tail",
+    )
 
 
 def _verify(checked: Any, inputs: Any, claimed: Claim, grid: Any, *, float_error: Any, executor: Any, seed: Any,

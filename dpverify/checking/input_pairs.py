@@ -40,7 +40,16 @@ from dpverify.finite.records import check_records
 from dpverify.types import ExecutorSpec, RealNumber
 from dpverify.validation import check_integer, check_positive, exact_number
 from dpverify.verdict.assumptions import Assumption, Status, new_seed, settle
-from dpverify.verdict.engine import RowPairs, Verdict, check_float_error, decide, float_error_of, sweep, unexplored_of
+from dpverify.verdict.engine import (
+    RowPairs,
+    Verdict,
+    check_float_error,
+    decide,
+    declared_of,
+    float_error_of,
+    sweep,
+    unexplored_of,
+)
 from dpverify.verdict.privacy_loss import check_delta, check_epsilon
 from dpverify.verdict.results import PairsResult
 
@@ -486,7 +495,7 @@ def _rows(mechanism: Any, inputs: InputPairs, declared: float | None, *, sympy_r
     return RowPairs(  # (sub-distributions: their unexplored masses, for the engine to account for)
         matrix, inputs.left, inputs.right, outcomes=list(outcome_index), exact_row=exact_row, row_error=row_error,
         label=datasets.__getitem__, is_neighbor=is_given, expected_pairs=len(inputs),
-        unexplored=unexplored_of(distributions),
+        unexplored=unexplored_of(distributions), declared=declared_of(distributions),
     )
 
 

@@ -237,7 +237,7 @@ class Distribution(Mapping):
     # Outcomes are typed ``Any`` where a caller passes them in (a mapping's key, a kernel's
     # argument): the class is not generic, and ``Mapping`` is invariant in its key type, so
     # ``Mapping[Hashable, Any]`` would refuse a ``dict[int, Fraction]``. Hashability is checked here.
-    __slots__ = ("_probabilities", "_hash", "_unexplored")
+    __slots__ = ("_probabilities", "_hash", "_unexplored", "_declared")
 
     # Two signatures for a type checker: a dict display such as ``{0: Fraction(1, 2), 1: 0.5}`` is read
     # against each alone (against their union mypy infers ``dict[int, object]`` and refuses it).
@@ -273,6 +273,7 @@ class Distribution(Mapping):
         self._probabilities = cleaned
         self._hash: int | None = None
         self._unexplored: Any = unexplored
+        self._declared: frozenset | None = None
 
     # -- constructors -------------------------------------------------------------------------
 
@@ -307,6 +308,7 @@ class Distribution(Mapping):
         distribution._probabilities = probabilities
         distribution._hash = None
         distribution._unexplored = 0
+        distribution._declared = None
         return distribution
 
     @classmethod
@@ -387,6 +389,21 @@ class Distribution(Mapping):
         """The upper bound on the mass not listed (0 for a complete distribution): it may fall on
         any outcome, listed or new (module docstring)."""
         return self._unexplored
+
+    @property
+    def declared_outputs(self) -> frozenset | None:
+        """The outputs the unexplored mass can fall on, when the sampler's author declared them
+        (``from_sampler(..., outputs=[...])``: then it falls on these only, not on any outcome); None
+        when nothing was declared."""
+        return self._declared
+
+    def with_declared_outputs(self, outputs: frozenset) -> Distribution:
+        """This distribution with its declared outputs (every explored outcome must be one of them)."""
+        outside = [o for o in self._probabilities if o not in outputs]
+        if outside:
+            raise AssertionError(f"internal error: explored outcomes {outside!r} are not among the declared outputs")
+        self._declared = frozenset(outputs)
+        return self
 
     @property
     def support(self) -> frozenset:

@@ -123,6 +123,7 @@ def from_sampler(
     max_depth: int = DEFAULT_MAX_DEPTH,
     deterministic: bool = False,
     patch: str | ModuleType | Iterable[str | ModuleType] | None = None,
+    outputs: Iterable[Hashable] | None = None,
 ) -> SamplerMechanism:
     """The mechanism whose exact output distribution is that of ``sampler(dataset, rng)``.
 
@@ -212,6 +213,12 @@ def from_sampler(
             built inside, and such names imported into the modules (``from random import random``);
             restored afterwards. See :mod:`dpverify.finite._routing` for what is patched and what
             cannot be routed. None: nothing is routed, and global generator use is refused.
+        outputs: with ``tail``, the sampler's every possible output, declared by you (a finite
+            collection, read as outputs are): the unexplored mass then falls on these only, so
+            each output's probability is known within ``[explored, explored + unexplored]`` and a
+            pure claim can be proved (:mod:`dpverify.verdict._unexplored`, "Declared outputs"). Every explored output is
+            checked against it (one outside is a MechanismError); the declaration itself cannot be
+            checked on the paths not explored, so every verdict records it as an accepted assumption.
 
     Returns:
         A :class:`SamplerMechanism`: ``mechanism(dataset)`` is the exact :class:`Distribution`
@@ -237,7 +244,21 @@ def from_sampler(
         raise InvalidArgument(f"tail must be below 1, got tail={tail!r}; it is the probability mass left unexplored, e.g. tail=1e-9.")
     check_bool("deterministic", deterministic, fix="declare deterministic=True only for a sampler whose output is a function of its dataset")
     return SamplerMechanism(sampler, max_paths, tail=tail_value, max_depth=max_depth, deterministic=deterministic,
-                            patch=patch)
+                            patch=patch, outputs=_declared_outputs(outputs))
+
+
+def _declared_outputs(outputs: Any) -> frozenset | None:
+    """``outputs=`` read as the sampler's outputs are (numpy scalars as Python ones, lists and arrays
+    as tuples): a non-empty finite set, or None when not given."""
+    if outputs is None:
+        return None
+    if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Iterable):
+        raise InvalidArgument(f"outputs must be a finite collection of the sampler's possible outputs, e.g. "
+                              f"outputs=[0, 1, 2]; got outputs={outputs!r}.")
+    declared = frozenset(_convert(output, "outputs=", None) for output in outputs)
+    if not declared:
+        raise InvalidArgument("outputs is empty; declare every output the sampler can return, e.g. outputs=[0, 1].")
+    return declared
 
 
 def _tail_fraction(tail: Any) -> Fraction:
@@ -466,8 +487,10 @@ class SamplerMechanism:
     def __init__(
         self, sampler: Callable[[Any, Any], Any], max_paths: int, *, tail: Fraction = _ZERO,
         max_depth: int = DEFAULT_MAX_DEPTH, deterministic: bool = False, patch: Any = None,
+        outputs: frozenset | None = None,
     ) -> None:
         self.sampler, self.max_paths = sampler, max_paths
+        self.declared_outputs = outputs  # declared by the user: where unexplored mass may fall
         self.tail, self.max_depth, self.deterministic = tail, max_depth, deterministic
         self.patch = module_names(patch)  # names, resolved on use: the mechanism stays picklable
         self._draws_seen = False  # some dataset's enumeration drew from rng
@@ -488,6 +511,8 @@ class SamplerMechanism:
             options.append(f"tail={float(self.tail):g}")
         if self.deterministic:
             options.append("deterministic=True")
+        if self.declared_outputs is not None:
+            options.append(f"outputs={sorted(self.declared_outputs, key=repr)!r}")
         return f"from_sampler({self.__name__}, {', '.join(options)})"
 
     def __call__(self, dataset: Any) -> Distribution:
@@ -514,6 +539,15 @@ class SamplerMechanism:
             raise
         _check_global_states(before, self.__name__, dataset)
         self._note_draws(dataset, enumeration)
+        if self.declared_outputs is not None and enumeration.distribution is not None:
+            outside = [o for o in enumeration.distribution if o not in self.declared_outputs]
+            if outside:
+                raise MechanismError(
+                    f"the sampler {self.__name__} returned {outside[0]!r} on dataset {dataset!r}, which is not among its "
+                    f"declared outputs={sorted(self.declared_outputs, key=repr)!r}; declare every output it can return.",
+                    dataset=dataset,
+                )
+            enumeration.distribution.with_declared_outputs(self.declared_outputs)
         return enumeration
 
     def _note_draws(self, dataset: Any, enumeration: Enumeration) -> None:

@@ -165,6 +165,19 @@ def _import_file(text: str) -> Any:
     return module
 
 
+def _literal_list(option: str, text: str | None) -> list | None:
+    """``text`` read as a Python literal list (None when not given); InvalidArgument naming ``option``."""
+    if text is None:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = None
+    if not isinstance(value, (list, tuple)):
+        raise InvalidArgument(f"{option} must be a Python literal list such as '[0, 1, 2]', got {text!r}.")
+    return list(value)
+
+
 def _parse_records(args: argparse.Namespace) -> tuple:
     from dpverify.finite.records import labeled_records
 
@@ -309,8 +322,8 @@ def _check(args: argparse.Namespace) -> int:
             f"--patch {args.patch[0]} routes a sampler's module-level randomness: into the exact rng with --sampler, "
             "into the run's own streams with --estimate; add one of them."
         )
-    if args.mode != "sampler" and (args.tail is not None or args.deterministic):
-        option = "--tail" if args.tail is not None else "--deterministic"
+    if args.mode != "sampler" and (args.tail is not None or args.deterministic or args.outputs is not None):
+        option = "--tail" if args.tail is not None else ("--deterministic" if args.deterministic else "--outputs")
         raise InvalidArgument(f"{option} applies to the exact enumeration of a sampler; add --sampler.")
     if args.set:
         mechanism = _bound(mechanism, args.set)
@@ -328,7 +341,7 @@ def _check(args: argparse.Namespace) -> int:
 
         tail = 0 if args.tail is None else _parse_number(args.tail, "tail")
         mechanism = from_sampler(mechanism, max_paths=args.max_paths, patch=args.patch, tail=tail,
-                                 deterministic=args.deterministic)
+                                 deterministic=args.deterministic, outputs=_literal_list("--outputs", args.outputs))
     instance = {
         "records": _parse_records(args),
         "n": args.n,
@@ -667,6 +680,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --sampler: explore loops and draws without a bound (geometric, poisson, while "
                             "rng.random() < p) until at most MASS of the probability is left, e.g. 1e-9; the verdict "
                             "accounts for it (from_sampler(..., tail=))")
+    check.add_argument("--outputs", metavar="LITERAL",
+                       help="with --sampler and --tail: every output the sampler can return, as a Python literal list, "
+                            "e.g. '[0, 1, 2]': the unexplored mass then falls on these only, so a pure claim can be "
+                            "proved (from_sampler(..., outputs=)); the verdict records it as an assumption")
     check.add_argument("--deterministic", action="store_true",
                        help="with --sampler: the sampler's output is a function of its dataset (it may draw nothing "
                             "from rng and still differ across datasets)")

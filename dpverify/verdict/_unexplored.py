@@ -43,6 +43,18 @@ unexplored mass:
   the claim by the lower bound. The rounding only leaves undecided a violation within a few parts
   in ``2**40`` (relative) of that threshold.
 
+**Declared outputs.** When the sampler's author declares its every possible output
+(``from_sampler(..., outputs=O)``, recorded as an accepted assumption: the paths not explored cannot
+be checked), ``T_P`` falls on ``O`` only, so ``P(o) in [P_e(o), P_e(o) + m_P]`` for each ``o`` in
+``O``. A pure claim (``delta = 0``) holds iff ``P(o) <= e^eps Q(o)`` for every directed pair and every
+``o``; it is *proved* when ``P_e(o) + m_P <= e^eps Q_e(o)`` for all of them (since ``P(o) <= P_e(o) +
+m_P`` and ``Q(o) >= Q_e(o)``), clear of rounding: HOLDS only, since within the float error the excess
+could be the unexplored mass itself (a claim tight to eps* stays UNDECIDED). The engine runs that test on rows augmented the same way
+(:func:`declared_augmented`: the first row of each directed pair gets ``m_i`` added to every declared
+output, the second stays as it is): their pure check is exactly it. The refutation test is the one
+above (its lower bound holds for any ``T``). For ``delta > 0`` the declaration changes nothing: the
+upper bound ``H_e + m_P`` is reached by putting all of ``T_P`` on one output.
+
 With no unexplored mass anywhere none of this runs: the rows are decided as before.
 """
 
@@ -58,7 +70,8 @@ import numpy as np
 from dpverify.verdict._certify import effective_claim, to_interval
 
 __all__ = ["TailOutcome", "TAIL_P", "TAIL_Q", "NOTHING", "upper_floats", "largest", "augmented", "exact_mass",
-           "violation_bounds", "undecided_reason", "unexplored_of", "row_mass", "directed"]
+           "violation_bounds", "undecided_reason", "unexplored_of", "row_mass", "directed", "declared_of",
+           "declared_augmented", "declared_reason"]
 
 
 class TailOutcome:
@@ -131,6 +144,43 @@ def unexplored_of(distributions: Sequence[Mapping]) -> np.ndarray | None:
     tails = np.empty(len(masses), dtype=object)
     tails[:] = masses
     return tails
+
+
+def declared_of(distributions: Sequence[Mapping]) -> frozenset | None:
+    """The ``RowPairs.declared`` of rows made from ``distributions``: the outputs their author declared
+    (``from_sampler(..., outputs=)``), when every row declares the same set, else None."""
+    found = {getattr(d, "declared_outputs", None) for d in distributions}
+    if len(found) != 1:
+        return None
+    (declared,) = found
+    return declared
+
+
+def declared_augmented(matrix: np.ndarray, tails: np.ndarray, outcomes: Sequence[Any],
+                       declared: frozenset) -> tuple[np.ndarray, list]:
+    """The rows twice over for a pure claim on declared outputs: rows ``0 .. R-1`` (the first of a
+    directed pair) with their unexplored bound added to every declared output, rows ``R .. 2R-1`` as
+    they are, and a column of zeros for each declared output no row explored; with the outcome names."""
+    missing = sorted((o for o in declared if o not in set(outcomes)), key=repr)
+    names = [*outcomes, *missing]
+    rows, columns = matrix.shape
+    wide = np.zeros((2 * rows, len(names)))
+    wide[:rows, :columns] = matrix
+    wide[rows:, :columns] = matrix
+    marked = np.array([name in declared for name in names])
+    wide[:rows, marked] += tails[:, None]
+    return wide, names
+
+
+def declared_reason(unexplored: float, epsilon: Any) -> str:
+    """Why a pure claim on declared outputs is undecided, and the way on."""
+    return (
+        f"the outputs leave up to {unexplored:.3g} of their mass unexplored, on the declared outputs; with it the "
+        f"claim (eps={epsilon}) is neither proved (on some pair a declared output's explored probability plus the "
+        "unexplored mass exceeds, or comes within the float error of, e^eps times its neighbour's explored "
+        "probability) nor refuted. Explore further: from_sampler(..., tail=smaller); a claim tight to the "
+        "mechanism's eps* stays undecided at any tail."
+    )
 
 
 def row_mass(content: Mapping, tails: np.ndarray, row: int) -> Any:

@@ -102,7 +102,7 @@ from dpverify.finite.pair_sources import ArrayPairs
 from dpverify.verdict import _unexplored
 from dpverify.verdict._certify import RowClasses, exact_hockey_stick, exact_log_ratio, walk_candidates
 from dpverify.verdict._certify import surely_within_rounding as _surely_within_rounding
-from dpverify.verdict._unexplored import unexplored_of
+from dpverify.verdict._unexplored import declared_of, unexplored_of
 from dpverify.verdict.privacy_loss import exp_epsilon
 from dpverify.verdict.witness import Witness
 
@@ -120,6 +120,7 @@ __all__ = [
     "sweep_settings",
     "merged_sweep",
     "unexplored_of",
+    "declared_of",
 ]
 
 _UNIT = 2.0**-53
@@ -227,6 +228,7 @@ class RowPairs:
     progress: Callable[[int, int], None] | None = None
     matrix_error: float = 0.0
     unexplored: Any = None
+    declared: frozenset | None = None  # the outputs unexplored mass may fall on (from_sampler(..., outputs=))
     _explored_only: bool = field(default=False, repr=False)  # a run of decide on the explored part
 
     def __post_init__(self) -> None:
@@ -640,6 +642,17 @@ def _decide_unexplored(pairs: RowPairs, epsilon: Any, delta: Any) -> Decision:
         return {**content, (_unexplored.TAIL_P if index < rows else _unexplored.TAIL_Q): mass}
 
     errors = pairs.errors()
+    if pairs.declared is not None and base is None and _is_zero_claim(delta):
+        holds = _holds_on_declared(pairs, epsilon, delta, upper, second, directed, errors)
+        read.update(row % rows for row in holds.read_rows)
+        certified = violated.certified_pairs + holds.certified_pairs
+        # only a proof clear of rounding: within the float error, the excess could be the unexplored mass itself
+        if holds.verdict is Verdict.HOLDS:
+            return Decision(holds.verdict, explored.epsilon_star, explored.delta_star, None, certified,
+                            0, 0, explored.sweep, None, tuple(sorted(read)), largest)
+        return Decision(Verdict.UNDECIDED, explored.epsilon_star, explored.delta_star, None, certified, 0,
+                        violated.undecided_pairs + holds.undecided_pairs, explored.sweep, None, tuple(sorted(read)),
+                        largest, _unexplored.declared_reason(largest, epsilon))
     holds = decide(replace(
         pairs, matrix=_unexplored.augmented(pairs.matrix, upper), right=second + rows, pair_delta=base,
         outcomes=[*pairs.outcome_names(), _unexplored.TAIL_P, _unexplored.TAIL_Q], exact_row=augmented_row,
@@ -655,6 +668,41 @@ def _decide_unexplored(pairs: RowPairs, epsilon: Any, delta: Any) -> Decision:
     reason = _unexplored.undecided_reason(largest, holds.sweep.delta_star, delta)
     return Decision(Verdict.UNDECIDED, explored.epsilon_star, explored.delta_star, None, certified, 0, undecided,
                     explored.sweep, None, tuple(sorted(read)), largest, reason)
+
+
+def _is_zero_claim(delta: Any) -> bool:
+    try:
+        return bool(delta == 0)
+    except TypeError:
+        return False
+
+
+def _holds_on_declared(pairs: RowPairs, epsilon: Any, delta: Any, upper: np.ndarray, second: np.ndarray,
+                       directed: dict[str, Any], errors: np.ndarray) -> Decision:
+    """The pure claim proved on declared outputs (:mod:`dpverify.verdict._unexplored`, "Declared
+    outputs"): every directed pair's first row with its unexplored bound added to each declared output."""
+    rows = pairs.matrix.shape[0]
+    tails = pairs.unexplored
+    assert pairs.declared is not None and tails is not None
+    declared = pairs.declared
+    matrix, names = _unexplored.declared_augmented(pairs.matrix, upper, list(pairs.outcome_names()), declared)
+    cache: dict[int, Mapping] = {}
+
+    def augmented_row(index: int) -> Mapping:
+        row = index % rows
+        content = cache.get(row)
+        if content is None:
+            content = cache[row] = pairs.exact(row)
+        if index >= rows:  # the second row of a pair: its explored part (Q(o) >= Q_e(o)), a plain mapping
+            return dict(content)
+        mass = _unexplored.row_mass(content, tails, row)
+        return {**content, **{o: content.get(o, 0) + mass for o in declared}}
+
+    return decide(replace(
+        pairs, matrix=matrix, right=second + rows, pair_delta=None, outcomes=names, exact_row=augmented_row,
+        row_error=np.concatenate([errors, errors]), label=lambda index: pairs.name(index % rows),
+        _logs=None, _columns=None, declared=None, **{**directed, "_explored_only": False},
+    ), epsilon, delta)
 
 
 def _bound(pairs: RowPairs, candidates: _Candidates, position: int, delta: Any) -> Any:
@@ -766,7 +814,7 @@ def decide_pair(
     rows = RowPairs(
         matrix, np.array([0]), np.array([1]), outcomes=outcomes, exact_row=(p, q).__getitem__, row_error=errors,
         label=(dataset, neighbor).__getitem__, is_neighbor=is_neighbor, expected_pairs=1,
-        unexplored=unexplored_of((p, q)),
+        unexplored=unexplored_of((p, q)), declared=declared_of((p, q)),
     )
     return decide(rows, epsilon, delta)
 

@@ -160,9 +160,11 @@ class VerificationResult:
                 f"Fix: {assumption.fix}"
             )
         if self.unexplored:
+            where = ("on the declared outputs" if any(a.name == "declared outputs" for a in self.assumptions)
+                     else "it may fall on any outcome")
             lines.append(
-                f"  unexplored: up to {self.unexplored:.3g} of an output's mass was not explored (it may fall on any "
-                "outcome); eps* and delta(eps) are the explored outputs' figures, and the verdict accounts for the rest"
+                f"  unexplored: up to {self.unexplored:.3g} of an output's mass was not explored ({where}); eps* and "
+                "delta(eps) are the explored outputs' figures, and the verdict accounts for the rest"
             )
         if self.reason:
             rounding = self.verdict is Verdict.HOLDS_WITHIN_ROUNDING
