@@ -7,8 +7,11 @@ small) and coordinates to 0.01 pt. The same input gives the same bytes (``svg.ha
 
 Axes: ticks at round numbers, labels printed short (``0.05``, not ``5.000e-02``); the y axis is
 logarithmic when the series' magnitudes differ by more than :data:`LOG_RATIO` (a claim's constant
-eight times the measured value would otherwise flatten the measurement against the axis). The
-legend shows each series' line and marker.
+eight times the measured value would otherwise flatten the measurement against the axis). The x
+axis reaches past every marker-only point (a claim's star is inside the plot, whatever the series
+beside it span). The legend shows each series' line and marker, above the axes and inside the
+chart: its entries side by side when they fit in :data:`LEGEND_WIDTH` of the chart's width, else
+one under the other; a label longer than :data:`LEGEND_CHARS` characters wraps.
 
 matplotlib is imported only when a chart is drawn (``import dpverify`` stays fast), through
 ``matplotlib.figure.Figure`` and the Agg canvas: no pyplot, no global backend change. rcParams
@@ -20,11 +23,13 @@ from __future__ import annotations
 import io
 import math
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Series", "line_chart", "profile_chart", "omitted", "wants_log_scale", "LOG_RATIO", "SIZE"]
+__all__ = ["Series", "line_chart", "profile_chart", "omitted", "wants_log_scale", "LOG_RATIO", "SIZE", "LEGEND_WIDTH",
+           "LEGEND_CHARS", "MARGIN"]
 
 #: Series whose magnitudes differ by more than this share a logarithmic y axis.
 LOG_RATIO = 10.0
@@ -32,6 +37,14 @@ LOG_RATIO = 10.0
 #: 11 pt (the legend 10 pt); on a 390 px phone the page shrinks it to about 345 px, the text to about
 #: 11 px (10 px).
 SIZE = (4.6, 3.0)
+#: The share of the chart's width its legend may take: matplotlib measures the text in DejaVu Sans,
+#: the page may draw it in a font a little wider (Verdana, where DejaVu Sans is missing).
+LEGEND_WIDTH = 0.9
+#: A legend label longer than this wraps (at 10 pt, about 230 pt of the chart's 331).
+LEGEND_CHARS = 38
+#: The margin left beside a marker-only point at an end of the x axis, as a share of the axis' span
+#: before it is widened for the point (the span matplotlib chose, stretched to the points if need be).
+MARGIN = 0.06
 #: Colours that stay apart for colour-blind readers (Okabe–Ito).
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")
 _RC: dict[Any, Any] = {
@@ -118,12 +131,14 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, title: s
                 continue
             xs, ys = zip(*points)
             colour = PALETTE[index % len(PALETTE)]
+            label = textwrap.fill(s.label, LEGEND_CHARS)
             if s.marker_only:
-                axes.plot(xs, ys, linestyle="none", marker=s.marker, markersize=9, color=colour, label=s.label,
+                axes.plot(xs, ys, linestyle="none", marker=s.marker, markersize=9, color=colour, label=label,
                           zorder=3, clip_on=False)
             else:  # not clipped: a point on the axis (delta = 0) shows whole
-                axes.plot(xs, ys, marker=s.marker, markersize=4, linewidth=1.6, color=colour, label=s.label,
+                axes.plot(xs, ys, marker=s.marker, markersize=4, linewidth=1.6, color=colour, label=label,
                           clip_on=False)
+        _reach_markers(axes, [x for s, points in drawable if s.marker_only for x, _ in points])
         formatter = FuncFormatter(lambda value, _: _short(value))
         axes.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
         axes.xaxis.set_major_formatter(formatter)
@@ -140,17 +155,39 @@ def line_chart(series: Sequence[Series], *, x_label: str, y_label: str, title: s
         axes.yaxis.set_major_formatter(formatter)
         axes.set_xlabel(x_label)
         axes.set_ylabel(y_label + (" (log scale)" if log else ""))
-        figure.legend(loc="outside upper center", ncols=min(len(drawable), 3), fontsize=10)  # never over the data
+        _legend(figure, sum(1 for _, points in drawable if points))  # never over the data
         out = io.StringIO()
         figure.savefig(out, format="svg", metadata={"Date": None, "Creator": None, "Format": None, "Type": None})
     return _inline(out.getvalue(), title, prefix)
 
 
+def _reach_markers(axes: Any, xs: Sequence[float]) -> None:
+    """The x axis widened, when it must be, to hold every x in ``xs`` with :data:`MARGIN` of its span
+    to spare on either side (a star at the axis' end would stand half outside the plot)."""
+    if not xs:
+        return
+    low, high = axes.get_xlim()
+    span = max(high, *xs) - min(low, *xs) or 1.0
+    axes.set_xlim(min(low, min(xs) - MARGIN * span), max(high, max(xs) + MARGIN * span))
+
+
+def _legend(figure: Any, entries: int) -> Any:
+    """The figure's legend above the axes: its entries side by side (at most 3 to a row) when that
+    fits in :data:`LEGEND_WIDTH` of the figure's width, else in fewer columns, down to one."""
+    renderer = figure.canvas.get_renderer()
+    for columns in range(min(entries, 3), 1, -1):
+        legend = figure.legend(loc="outside upper center", ncols=columns, fontsize=10)
+        if legend.get_window_extent(renderer).width <= LEGEND_WIDTH * figure.bbox.width:
+            return legend
+        legend.remove()
+    return figure.legend(loc="outside upper center", ncols=1, fontsize=10)
+
+
 def profile_chart(profile: Sequence[tuple[float, float]], claim: tuple[float, float], *, title: str,
                   prefix: str) -> str:
     """A privacy profile δ(ε) with the claim ``(epsilon, delta)`` marked by a star: the claim holds
-    where its star lies on or above the curve. The axes include the star (a claim at ε = 2.773 beside
-    a profile swept to 1 widens the x axis to it)."""
+    where its star lies on or above the curve. The axes include the star, inside the plot (a claim at
+    ε = 2.773 beside a profile swept to 1 widens the x axis past it)."""
     epsilon, delta = claim
     star = Series(f"claim (ε={_short(epsilon)}, δ={_short(delta)})", ((epsilon, delta),), marker_only=True,
                   marker="*")

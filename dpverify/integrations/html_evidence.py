@@ -1,9 +1,10 @@
 """The evidence behind verdicts, as HTML: witnesses, assumptions, and where each claim comes from.
 
 * :func:`witness_table` — a :class:`~dpverify.verdict.witness.Witness` as a table: the two
-  neighbouring datasets D and D', the output set S, both probabilities and the inequality they
-  break, ``P[M(D) in S] > e^eps P[M(D') in S] + delta``. The audit page and the ``check --report``
-  page (:mod:`~dpverify.integrations.check_report`) both use it.
+  neighbouring datasets D and D' (on :data:`MARKED_FROM` records or more, the records in which they
+  differ marked, :func:`differing`, and named: ``record 3 of 8 differs``), the output set S, both
+  probabilities and the inequality they break, ``P[M(D) in S] > e^eps P[M(D') in S] + delta``. The audit page and the
+  ``check --report`` page (:mod:`~dpverify.integrations.check_report`) both use it.
 * :func:`witness_section` — the audit page's witnesses: one per VIOLATED row (``witness-N`` for row
   N), linked from the row and back to it.
 * :func:`assumption_section` — every assumption a row's verdict could rest on, with its status
@@ -32,10 +33,13 @@ from dpverify.verdict.engine import Verdict
 from dpverify.verdict.privacy_loss import exp_epsilon
 
 __all__ = ["witness_rows", "witness_table", "witness_section", "violated", "assumption_section", "assumption_counts",
-           "source_html", "statement_html", "row_label", "STATUS_MEANING"]
+           "source_html", "statement_html", "row_label", "differing", "MARKED_FROM", "STATUS_MEANING"]
 
 #: Outcomes of an event shown before it is cut (with the count of the rest).
 SHOWN_OUTCOMES = 20
+#: Datasets of this many records or more (the larger of D and D') have the records in which they
+#: differ marked and named; on one or two records the difference is read at a glance.
+MARKED_FROM = 3
 #: An exact value longer than this is not shown beside its decimal (a float's binary expansion is).
 SHORT_EXACT = 40
 
@@ -70,15 +74,84 @@ def _outcomes(output_set: Any) -> str:
     return f"{{{shown}{more}}}"
 
 
+def _records(dataset: Any) -> list[Any] | None:
+    """The records of a dataset given as a tuple or a list; None for anything else (a named tuple
+    too: its repr is not its records')."""
+    return list(dataset) if type(dataset) in (tuple, list) else None
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``a == b`` as a bool; False when the comparison has no truth value (an array's)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def differing(dataset: Any, neighbor: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The positions (from 0) of the records in which D and D' differ: in D, and in D'.
+
+    Datasets of one length (substitution) differ where their records do: one position each, as a
+    rule. When one has one record more (add/remove), it is the record whose removal leaves the other
+    (in a run of equal records, the one where the two first part), marked in the longer one only.
+    Anything else (not tuples or lists, lengths further apart, records that do not compare) marks
+    nothing: ``((), ())``.
+    """
+    d, d2 = _records(dataset), _records(neighbor)
+    if d is None or d2 is None:
+        return (), ()
+    if len(d) == len(d2):
+        where = tuple(i for i, (a, b) in enumerate(zip(d, d2)) if not _equal(a, b))
+        return where, where
+    if abs(len(d) - len(d2)) != 1:
+        return (), ()
+    longer, shorter = (d, d2) if len(d) > len(d2) else (d2, d)
+    i = next((i for i, (a, b) in enumerate(zip(longer, shorter)) if not _equal(a, b)), len(shorter))
+    if not all(_equal(a, b) for a, b in zip(longer[i + 1:], shorter[i:])):
+        return (), ()
+    return ((i,), ()) if longer is d else ((), (i,))
+
+
+def _marked(witness: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`differing` for the witness's D and D', when the larger has :data:`MARKED_FROM` records
+    or more; ``((), ())`` for smaller ones."""
+    d, d2 = _records(witness.dataset), _records(witness.neighbor)
+    if d is None or d2 is None or max(len(d), len(d2)) < MARKED_FROM:
+        return (), ()
+    return differing(d, d2)
+
+
+def _difference(witness: Any) -> str:
+    """The note on the records D and D' differ in: ``record 3 of 8 differs: D[2] = 0, D'[2] = 1``;
+    ``D' has one record more: record 3 of 9, D'[2] = 1``; ``""`` when none is marked (:func:`_marked`)."""
+    d, d2 = witness.dataset, witness.neighbor
+    in_d, in_d2 = _marked(witness)
+    if in_d and in_d == in_d2:
+        if len(in_d) > 1:
+            places = ", ".join(str(i + 1) for i in in_d)
+            return f"records {places} of {len(d)} differ (marked)"
+        (i,) = in_d
+        return f"record {i + 1} of {len(d)} differs: D[{i}] = {d[i]!r}, D'[{i}] = {d2[i]!r}"
+    if in_d or in_d2:
+        name, longer, (i,) = ("D", d, in_d) if in_d else ("D'", d2, in_d2)
+        return f"{name} has one record more: record {i + 1} of {len(longer)}, {name}[{i}] = {longer[i]!r}"
+    return ""
+
+
 def witness_rows(witness: Any, part: str | None = None) -> list[tuple[str, str]]:
-    """The witness as (name, value) rows: where (``part``), D, D', S, both probabilities, the claim
-    and the check ``p > e^eps q + delta`` (``<=`` for the closest pair of a verdict within rounding)."""
+    """The witness as (name, value) rows: where (``part``), D, D', the record they differ in
+    (``neighbours``, on :data:`MARKED_FROM` records or more), S, both probabilities, the claim and
+    the check ``p > e^eps q + delta`` (``<=`` for the closest pair of a verdict within rounding)."""
     p, q, rest = _float(witness.p), _float(witness.q), float(getattr(witness, "unexplored", 0))
     epsilon, delta = witness.epsilon, witness.delta
     bound = (exp_epsilon(epsilon) * (q + rest) if q + rest > 0 else 0.0) + float(delta)
     relation = ">" if p > bound else "<="
     rows = [("where", part)] if part else []
-    rows += [("D", repr(witness.dataset)), ("D'", repr(witness.neighbor)), ("S (event)", _outcomes(witness.output_set))]
+    rows += [("D", repr(witness.dataset)), ("D'", repr(witness.neighbor))]
+    difference = _difference(witness)
+    if difference:
+        rows.append(("neighbours", difference))
+    rows.append(("S (event)", _outcomes(witness.output_set)))
     if rest:
         rows += [("P[M(D) ∈ S]", f">= {p:.12g} (explored){_exact(witness.p)}"),
                  ("P[M(D') ∈ S]", f"<= {q:.12g} (explored) + {rest:.12g} (unexplored) = {q + rest:.12g}")]
@@ -95,17 +168,33 @@ def witness_rows(witness: Any, part: str | None = None) -> list[tuple[str, str]]
     return rows
 
 
+def _with_marks(dataset: Any, positions: Sequence[int]) -> str:
+    """``repr(dataset)``, escaped, with the records at ``positions`` in ``<mark class="differs">``
+    (the text stays the repr: a tuple of one keeps its comma)."""
+    records = _records(dataset)
+    if records is None or not positions:
+        return html.escape(repr(dataset), quote=False)
+    shown = [html.escape(repr(record), quote=False) for record in records]
+    for i in positions:
+        shown[i] = f'<mark class="differs">{shown[i]}</mark>'
+    opening, closing = ("(", ",)" if len(records) == 1 else ")") if type(dataset) is tuple else ("[", "]")
+    return opening + ", ".join(shown) + closing
+
+
 def witness_table(witness: Any, part: str | None = None) -> str:
-    """:func:`witness_rows` as a ``<table class="facts">``."""
+    """:func:`witness_rows` as a ``<table class="facts">``, the records D and D' differ in marked
+    (``<mark class="differs">``, on :data:`MARKED_FROM` records or more)."""
+    in_d, in_d2 = _marked(witness)
+    marked = {"D": _with_marks(witness.dataset, in_d), "D'": _with_marks(witness.neighbor, in_d2)}
     cells = "".join(f'<tr><th scope="row">{html.escape(name, quote=False)}</th>'
-                    f"<td><code>{html.escape(value, quote=False)}</code></td></tr>"
+                    f"<td><code>{marked.get(name) or html.escape(value, quote=False)}</code></td></tr>"
                     for name, value in witness_rows(witness, part))
     return f'<table class="facts witness">{cells}</table>'
 
 
 def row_label(number_: int, row: Any) -> str:
-    """``Row 2: C1 mutant_without_half`` (escaped), the words a link to row N carries."""
-    return html.escape(f"Row {number_}: {row.case.claim} {row.case.mechanism}")
+    """``Row 2 — claim C1, mutant_without_half`` (escaped), the words a link to row N carries."""
+    return html.escape(f"Row {number_} — claim {row.case.claim}, {row.case.mechanism}")
 
 
 def statement_html(row: Any) -> str:

@@ -12,11 +12,12 @@ that leave it are the rows' sources (the claims ledger, a paper, a user's URL).
 * The summary (:mod:`~dpverify.integrations.html_summary`): what was checked, what failed, what
   was assumed; then each claim once, with its source and the outcome of its rows.
 * The table: each row's claim statement and source (``AuditCase.description``, ``source``,
-  ``source_link``), instance, figures and verdict, in a container that scrolls sideways on a
-  narrow screen. Each row has an anchor ``row-N`` (N from 1, in table order) and links to its
-  witness and its chart.
-* The witnesses of the VIOLATED rows (``witness-N``) and every assumption with its status
-  (:mod:`~dpverify.integrations.html_evidence`).
+  ``source_link``), instance, figures and verdict. In a window narrower than 60em (a phone, a narrow
+  window) each row is a card instead (:data:`CARDS`), its number and verdict first and every cell
+  labelled with its column's name, so that the verdict is read without scrolling sideways. Each row has an anchor ``row-N``
+  (N from 1, in table order) and links to its witness and its chart.
+* The witnesses of the VIOLATED rows (``witness-N``), the records in which D and D' differ marked,
+  and every assumption with its status (:mod:`~dpverify.integrations.html_evidence`).
 * The charts: ``sweep-K`` for the K-th sweep series, ``profile-N`` for row N's privacy profile with
   the claim marked; each links back to its rows. They fill the width of a phone and never grow
   past their drawn size (:data:`~dpverify.integrations.charts.SIZE`).
@@ -55,12 +56,44 @@ from dpverify.integrations.presentation import (
     symbol,
 )
 
-__all__ = ["audit_page", "page", "STYLE", "greek"]
+__all__ = ["audit_page", "page", "STYLE", "CARDS", "COLUMNS", "greek"]
+
+#: The rows table's columns: each one's heading, whether it holds numbers, and the label its cells
+#: carry as cards (:data:`CARDS`).
+COLUMNS = (
+    ("#", True, "row"), ("claim", False, "claim"), ("mechanism", False, "mechanism"),
+    ("checked: the claim, on the instance", False, "checked"), ("eps*", True, "eps*"),
+    ("claimed eps", True, "claimed eps"), ("delta*", True, "delta*"), ("claimed delta", True, "claimed delta"),
+    ("slack", True, "slack"), ("verdict", False, "verdict"), ("s", True, "seconds"), ("chart", False, "chart"),
+)
+_VERDICT = 1 + [heading for heading, _, _ in COLUMNS].index("verdict")
+
+#: The rows table as a column of cards, in a window narrower than 60em (the table needs 64em of 13 px,
+#: 832 px, besides the page's margins): each cell on a line of its own after its column's label (set
+#: by the cell's place in the row, the markup staying a table's), the row's number first, its verdict
+#: second, the heading row hidden but read aloud.
+CARDS = ("""
+@media (max-width:60em){.scroll.cards{overflow-x:visible}
+table.rows{min-width:0}
+table.rows thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+table.rows,table.rows tbody{display:block}
+table.rows tr{display:flex;flex-direction:column;border:1px solid #d0d7de;border-radius:6px;margin:0 0 .75em;
+ overflow:hidden}
+table.rows td,table.rows td.num{display:flow-root;min-width:0;padding:3px 8px 3px 118px;text-align:left;white-space:normal}
+table.rows td::before{float:left;width:104px;margin-left:-110px;font-weight:600;color:#57606a;
+ font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;font-size:13px;white-space:normal}
+""" + "\n".join(f'table.rows td:nth-child({i})::before{{content:"{label}"}}' for i, (_, _, label) in enumerate(COLUMNS, 1))
+    + f"""
+table.rows td:first-child{{order:-2;background:#f6f8fa;font-weight:600}} table.rows td:nth-child({_VERDICT}){{order:-1}}
+table.rows td:nth-child({_VERDICT}) .v{{white-space:normal}} table.rows td:last-child{{border-bottom:0}}
+table.audit.rows tr:target td{{outline:0}} table.rows tr:target{{box-shadow:0 0 0 2px #0969da}}}}
+""")
 
 #: The page's style sheet; the verdict classes ``v-<kind>`` colour the badges and rows, ``a-<status>``
 #: the assumptions. Wide tables sit in ``div.scroll`` (scrolled sideways on a narrow screen, the page
-#: itself never wider than the window); charts fill a card of at least 26em (the window's width below
-#: that) and shrink with it, never grow past their drawn size.
+#: itself never wider than the window); the rows table becomes cards in a narrow window (:data:`CARDS`).
+#: Charts fill a card of at least 26em (the window's width below that) and shrink with it, never
+#: grow past their drawn size. ``mark.differs`` marks the records in which a witness's D and D' differ.
 STYLE = """
 *,*::before,*::after{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;margin:1.5em 2em;color:#1f2328;
@@ -102,6 +135,7 @@ section.witness:target{border-color:#0969da;box-shadow:0 0 0 2px #0969da} sectio
 table.facts{border-collapse:collapse;margin:.5em 0;width:100%}
 table.facts th{text-align:left;padding:3px 12px 3px 0;vertical-align:top;white-space:nowrap;font-weight:600}
 table.facts td{padding:3px 0;overflow-wrap:anywhere} table.facts code{font-size:.92em}
+mark.differs{background:#ffd8a8;color:#1f2328;font-weight:700;border-radius:3px;padding:0 2px}
 @media (max-width:40em){table.facts th,table.facts td{display:block;white-space:normal;padding:0}
 table.facts td{padding-bottom:.5em}}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,26em),1fr));gap:1em}
@@ -112,7 +146,7 @@ figure.chart svg text{font-family:"DejaVu Sans",Verdana,sans-serif;fill:#1f2328}
 figure.chart p{margin:.2em 0;color:#424a53;font-size:.9em}
 a{color:#0969da}
 pre{background:#f6f8fa;padding:.7em;border-radius:6px;overflow-x:auto}
-"""
+""" + CARDS
 
 #: Greek letters for parameter names in chart labels.
 _GREEK = {"epsilon": "ε", "delta": "δ", "gamma": "γ", "eta": "η", "alpha": "α"}
@@ -248,12 +282,9 @@ def _figure_cell(value: float) -> str:
 
 
 def _table(rows: Sequence[Any], charts: _Charts, base: Path | None) -> str:
-    head = ["#", "claim", "mechanism", "checked: the claim, on the instance", "eps*", "claimed eps", "delta*",
-            "claimed delta", "slack", "verdict", "s", "chart"]
-    numeric = {"#", "eps*", "claimed eps", "delta*", "claimed delta", "slack", "s"}
-    lines = ['<div class="scroll" role="region" aria-label="audit rows" tabindex="0"><table class="audit rows"><thead><tr>'
-             + "".join(f'<th{" class=num" if h in numeric else ""} scope="col">{h}</th>' for h in head)
-             + "</tr></thead><tbody>"]
+    heads = "".join(f'<th{" class=num" if numeric else ""} scope="col">{heading}</th>' for heading, numeric, _ in COLUMNS)
+    lines = ['<div class="scroll cards" role="region" aria-label="audit rows" tabindex="0">'
+             f'<table class="audit rows"><thead><tr>{heads}</tr></thead><tbody>']
     witnessed = {n for n, _ in violated(rows)}
     for n, r in enumerate(rows, 1):
         m = r.measurement

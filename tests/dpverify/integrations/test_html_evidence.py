@@ -16,7 +16,7 @@ import pytest
 import sympy
 
 from dpverify.integrations.audit import audit_cases
-from dpverify.integrations.html_evidence import source_html, witness_rows
+from dpverify.integrations.html_evidence import MARKED_FROM, differing, source_html, witness_rows, witness_table
 from dpverify.integrations.report import html_report
 from dpverify.verdict.witness import Witness
 from tests.dpverify.integrations._report_rows import USER_SOURCE, USER_STATEMENT, WITNESS, rows
@@ -99,10 +99,78 @@ def test_every_violated_row_links_to_its_witness_and_back(page):
         assert re.search(rf'<tr id="row-{n}".*?<br><a href="#witness-{n}">witness</a></td>', page)
     assert "<pre>D  = (0,)\nD&#x27; = (1,)</pre>" in section  # row 2's witness, given as text
     facts = dict(re.findall(r'<th scope="row">([^<]*)</th><td><code>([^<]*)</code></td>', section))
-    # row 5: 3/5 > e^1 * 1/10 + 0.1 = 0.371828182846
+    # row 5: 3/5 > e^1 * 1/10 + 0.1 = 0.371828182846; two records each, read at a glance: nothing marked
     assert facts == {"D": "(0, 1)", "D'": "(1, 1)", "S (event)": "{'leak'}", "P[M(D) &#8712; S]": "0.6 (exactly 3/5)",
                      "P[M(D') &#8712; S]": "0.1 (exactly 1/10)", "claim": "eps = 1, delta = 0.1",
                      "check": "0.6 &gt; e^1 &#183; 0.1 + 0.1 = 0.371828182846"}
+
+
+def test_a_witness_is_titled_by_its_row_its_claim_and_its_mechanism(page):
+    titles = re.findall(r'<section class="witness" id="witness-\d+"><h3><a href="#row-\d+">([^<]*)</a></h3>', page)
+    assert titles == ["Row 2 &#8212; claim C1, mutant_without_half", "Row 5 &#8212; claim C5, leaky_learner"]
+    # the summary's and the assumptions' links to a row read the same
+    assert '<a href="#row-5">Row 5 &#8212; claim C5, leaky_learner</a> (' in page
+    assert '<li><a href="#row-4">Row 4 &#8212; claim C13, exchangeable_learner</a>: ' in page
+
+
+def test_the_records_in_which_d_and_d_prime_differ_are_found():
+    # substitution: one position, the same in both
+    assert differing((0, 1, 1, 1, 1, 1, 1, 1), (0, 1, 1, 1, 1, 0, 1, 1)) == ((5,), (5,))
+    assert differing([0, 1], [0, 2]) == ((1,), (1,))
+    assert differing((0, 1, 2), (1, 1, 3)) == ((0, 2), (0, 2))  # another relation: every position that differs
+    # add/remove: the extra record, in the longer dataset only
+    assert differing((4, 5, 6, 7), (4, 6, 7)) == ((1,), ())
+    assert differing((4, 6, 7), (4, 6, 7, 9)) == ((), (3,))
+    assert differing((1, 1, 1), (1, 1)) == ((2,), ())  # a run of equal records: where the two part
+    assert differing((), (3,)) == ((), (0,))
+    # nothing to mark: lengths two apart, a record besides the extra one changed, not a tuple or a list
+    assert differing((1, 2, 3), (1,)) == ((), ())
+    assert differing((1, 2, 3), (1, 3, 4, 5)) == ((), ())
+    assert differing((4, 5, 6, 7), (4, 6, 8)) == ((), ())
+    assert differing("ab", "ac") == ((), ())
+    assert differing(frozenset({1}), frozenset({2})) == ((), ())
+
+
+def test_a_witness_on_many_records_marks_the_one_that_differs():
+    dataset = (0,) * 7 + (1,) + (0,) * 4  # 12 records, record 8 (D[7]) a 1 in D, a 0 in D'
+    witness = replace(WITNESS, dataset=dataset, neighbor=(0,) * 12)
+    table = witness_table(witness)
+    facts = dict(re.findall(r'<th scope="row">([^<]*)</th><td><code>(.*?)</code></td>', table))
+    assert facts["D"] == '(0, 0, 0, 0, 0, 0, 0, <mark class="differs">1</mark>, 0, 0, 0, 0)'
+    assert facts["D'"] == '(0, 0, 0, 0, 0, 0, 0, <mark class="differs">0</mark>, 0, 0, 0, 0)'
+    assert facts["neighbours"] == "record 8 of 12 differs: D[7] = 1, D'[7] = 0"
+    assert list(facts)[:4] == ["D", "D'", "neighbours", "S (event)"]
+    assert re.sub(r"<[^>]+>", "", facts["D"]) == repr(dataset)  # the marks leave the text as it was
+
+
+def test_a_witness_under_add_remove_marks_the_extra_record_in_the_larger_dataset():
+    larger = ("a", "b", "c", "d", "e", "f", "g", "h")
+    removed = replace(WITNESS, dataset=larger, neighbor=larger[:2] + larger[3:])  # D' is D without "c"
+    facts = dict(re.findall(r'<th scope="row">([^<]*)</th><td><code>(.*?)</code></td>', witness_table(removed)))
+    assert facts["D"] == """('a', 'b', <mark class="differs">'c'</mark>, 'd', 'e', 'f', 'g', 'h')"""
+    assert "<mark" not in facts["D'"]
+    assert dict(witness_rows(removed))["neighbours"] == "D has one record more: record 3 of 8, D[2] = 'c'"
+    added = replace(WITNESS, dataset=[1, 2], neighbor=[1, 0, 2])  # lists: D' has a 0 inserted as its record 2
+    facts = dict(re.findall(r'<th scope="row">([^<]*)</th><td><code>(.*?)</code></td>', witness_table(added)))
+    assert (facts["D"], facts["D'"]) == ("[1, 2]", '[1, <mark class="differs">0</mark>, 2]')
+    assert facts["neighbours"] == "D' has one record more: record 2 of 3, D'[1] = 0"
+
+
+def test_datasets_of_one_or_two_records_are_not_marked():
+    # the larger of D and D' needs MARKED_FROM = 3 records: (0, 1) against (1, 1) is read at a glance
+    assert MARKED_FROM == 3
+    for dataset, neighbor in (((0, 1), (1, 1)), ((0,), (1,)), ((0, 1), (0,)), ((5, 5), (5, 6))):
+        witness = replace(WITNESS, dataset=dataset, neighbor=neighbor)
+        assert "<mark" not in witness_table(witness) and "neighbours" not in dict(witness_rows(witness))
+        assert differing(dataset, neighbor) != ((), ())  # found, only not shown
+    three = replace(WITNESS, dataset=(0, 1), neighbor=(0, 1, 1))
+    assert dict(witness_rows(three))["neighbours"] == "D' has one record more: record 3 of 3, D'[2] = 1"
+
+
+def test_a_witness_whose_datasets_are_not_sequences_marks_nothing():
+    witness = replace(WITNESS, dataset=frozenset({1, 2}), neighbor=frozenset({1, 3}))
+    assert "neighbours" not in dict(witness_rows(witness))
+    assert "<mark" not in witness_table(witness)
 
 
 def test_a_witness_with_unexplored_mass_bounds_q_by_it():

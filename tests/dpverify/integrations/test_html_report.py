@@ -78,6 +78,30 @@ def test_the_table_shows_every_row_whole(page):
     assert re.findall(r'<td class="num"[^>]*>([^<]*)</td>', row) == ["5", "1.5", "1", "0.2", "0.1", "-0.1", "0.50"]
 
 
+def test_on_a_narrow_screen_each_row_is_a_card_its_cells_labelled_its_verdict_first(page):
+    from dpverify.integrations.html_report import CARDS
+
+    table = re.search(r'<table class="audit rows">(.*?)</table>', page, re.S).group(1)
+    headings = re.findall(r'<th[^>]*scope="col">([^<]*)</th>', table)
+    cells = {n: re.findall(r"<td[^>]*>", row) for n, row in re.findall(r'<tr id="row-(\d+)"[^>]*>(.*?)</tr>', table)}
+    assert len(cells) == 6 and {len(row) for row in cells.values()} == {len(headings)} == {12}
+    assert headings[9] == "verdict" and all('<span class="v v-' in row.split("<td")[10] for row in
+                                            re.findall(r'<tr id="row-\d+"[^>]*>(.*?)</tr>', table))
+    assert page.count(CARDS) == 1 and '<div class="scroll cards" role="region" aria-label="audit rows"' in page
+    narrow = re.fullmatch(r"\n@media \(max-width:(\d+)em\)\{(.*)\}\n", CARDS, re.S)
+    assert narrow is not None and int(narrow.group(1)) == 60  # the table needs 64em of 13 px (832 px) + margins
+    rules = narrow.group(2)
+    # each cell labelled by its place in the row: the heading, or a word for it
+    labels = re.findall(r'table\.rows td:nth-child\((\d+)\)::before\{content:"([^"]*)"\}', rules)
+    assert labels == [(str(i), label) for i, label in enumerate(
+        ["row", "claim", "mechanism", "checked", "eps*", "claimed eps", "delta*", "claimed delta", "slack", "verdict",
+         "seconds", "chart"], 1)]
+    assert "table.rows tr{display:flex;flex-direction:column;" in rules
+    # the row's number first, its verdict (cell 10) second, the badge free to wrap on a phone
+    assert "table.rows td:first-child{order:-2;" in rules and "table.rows td:nth-child(10){order:-1}" in rules
+    assert "table.rows td:nth-child(10) .v{white-space:normal}" in rules
+
+
 def test_every_chart_has_a_title_a_legend_and_links_back_to_its_rows(page):
     figures = _figures(page)
     assert list(figures) == ["sweep-1", "profile-3"]
@@ -140,6 +164,61 @@ def test_ticks_are_round_numbers():
                      prefix="c-")
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     assert labels == ["0", "0.025", "0.05", "0.075", "0.1", "0.125", "x", "0", "0.01", "0.02", "0.03", "0.04", "y", "d"]
+
+
+def _legend(svg: str) -> list[tuple[float, float, str]]:
+    """The legend's text lines as (x, y, text), in the SVG's points."""
+    legend = svg.split('<g class="legend">')[1].split("</g>")[0]
+    found = []
+    for attributes, text in re.findall(r"<text([^>]*)>([^<]*)</text>", legend):
+        place = re.search(r'x="([\d.]+)" y="([\d.]+)"', attributes) or re.search(
+            r'translate\(([\d.]+) ([\d.]+)\)', attributes)
+        found.append((float(place.group(1)), float(place.group(2)), text))
+    return found
+
+
+def test_a_legend_too_wide_for_one_line_is_stacked_and_a_long_label_wrapped():
+    from dpverify.integrations.charts import LEGEND_CHARS, profile_chart
+
+    profile = [(0.0, 0.1), (0.5, 0.0), (3.5, 0.0)]
+    # two entries side by side: 'worst-case ...' and 'claim (eps=2.773, delta=0.181)' would take 502 px of the
+    # chart's 460 (matplotlib's measure at 100 dpi); stacked, they share their left edge
+    (first, second) = _legend(profile_chart(profile, (2.773, 0.181), title="t", prefix="p-"))
+    assert first[2] == "worst-case δ(ε) over all pairs" and second[2] == "claim (ε=2.773, δ=0.181)"
+    assert first[0] == second[0] and second[1] - first[1] > 10
+    # two short labels fit side by side: one line, the second to the right of the first
+    (left, right) = _legend(line_chart([Series("a", ((0, 1.0), (1, 2.0))), Series("b", ((0, 2.0), (1, 1.0)))],
+                                       x_label="x", y_label="y", title="t", prefix="c-"))
+    assert left[1] == right[1] and right[0] > left[0] + 20
+    # a label of 94 characters wraps at LEGEND_CHARS: three lines, none longer
+    label = "measured on every neighbouring pair of datasets of twelve records, both directions, in float64"
+    lines = _legend(line_chart([Series(label, ((0, 1.0), (1, 2.0)))], x_label="x", y_label="y", title="t",
+                               prefix="c-"))
+    assert len(label) == 94 and len(lines) == 3 and all(len(text) <= LEGEND_CHARS == 38 for _, _, text in lines)
+    assert " ".join(text for _, _, text in lines) == label
+
+
+def _plot_and_star(svg: str) -> tuple[tuple[float, float], float]:
+    """The plot area's x range (the axes' background, the second path) and the star's x, in points."""
+    paths = re.findall(r'<path d="M ([\d.]+) [\d.]+ L ([\d.]+) ', svg)
+    star = re.search(r'<use xlink:href="#[^"]+" x="([\d.]+)" y="[\d.]+" style="fill: #d55e00', svg)
+    return (float(paths[1][0]), float(paths[1][1])), float(star.group(1))
+
+
+def test_a_profile_swept_short_of_the_claim_still_shows_the_claim_inside_the_plot():
+    from dpverify.integrations.charts import MARGIN, profile_chart
+
+    # an infinite eps*: delta = 1 at every eps, swept to eps = 1 only; the claim is at eps = 3
+    svg = profile_chart([(e / 4, 1.0) for e in range(5)], (3.0, 0.0), title="t", prefix="p-")
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    assert [float(v) for v in labels[:labels.index("ε")]] == [0, 1, 2, 3]  # the axis reaches 3
+    (left, right), star = _plot_and_star(svg)
+    # the star stands MARGIN = 6% of the axis' span inside its right edge, of the span before it was widened (by
+    # at most 2 such margins): at least 0.06 / 1.12 = 5.4% of the span drawn
+    assert left < star < right and (right - star) / (right - left) >= MARGIN / (1 + 2 * MARGIN) > 0.053
+    # a claim left of the whole profile (eps = 0 against a profile from 2 to 4) is inside on the left
+    (left, right), star = _plot_and_star(profile_chart([(2.0, 0.5), (4.0, 0.0)], (0.0, 0.6), title="t", prefix="p-"))
+    assert left < star and (star - left) / (right - left) >= MARGIN / (1 + 2 * MARGIN)
 
 
 def test_a_chart_without_a_finite_point_is_refused_with_the_series_named():
