@@ -34,7 +34,6 @@ import pickle
 import shutil
 import signal
 import tempfile
-import threading
 import uuid
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -42,6 +41,7 @@ from typing import Any
 
 from dpverify.errors import EnvironmentFailure, InvalidArgument
 from dpverify.parallel import _recovery
+from dpverify.parallel._exit_join import join_at_exit
 from dpverify.parallel._transport import Shared, _call_mapped, _call_noted, _call_scattered, _Files, _Mapped
 
 __all__ = [
@@ -122,7 +122,7 @@ class Runner:
         fresh = _new_pool(self.workers)
         self._owned = [fresh if thing is broken else thing for thing in self._owned or ()]
         self._own_pool = fresh
-        _join_at_exit(broken)
+        join_at_exit(broken)
         broken.shutdown(wait=False, cancel_futures=True)
         return fresh
 
@@ -241,7 +241,7 @@ class Runner:
                     # The workers exit while the caller goes on (joined in the background: C3 at
                     # n = 14 returned 0.02-0.03 s after its last task while 2 workers with 200 MB
                     # heaps ended); after an error, tasks still queued are cancelled.
-                    _join_at_exit(thing)  # first: shutdown() forgets the pool's manager thread
+                    join_at_exit(thing)  # first: shutdown() forgets the pool's manager thread
                     thing.shutdown(wait=False, cancel_futures=True)
                 else:
                     thing.close()
@@ -416,33 +416,6 @@ class _Retry:
         return self.runner._submit_noted(fresh, self.function, self.tasks, self.mapped, self.ledger, lost)
 
 
-#: The manager threads of pools shut down without waiting: the interpreter's exit joins them first.
-_CLOSING: weakref.WeakSet = weakref.WeakSet()
-_JOINING = False
-
-
-def _join_at_exit(pool: concurrent.futures.Executor) -> None:
-    """Have the interpreter's exit wait for ``pool``'s manager thread before concurrent.futures'
-    own exit hook wakes it. A pool shut down without waiting closes its wake-up pipe as its thread
-    ends; when that races with the hook, CPython before 3.12.8 / 3.13.1 printed "Exception ignored
-    ... OSError: [Errno 9] Bad file descriptor" at exit (CPython gh-125451; seen after 2 of 35 runs).
-    The hook joins those threads anyway, so joining them first costs no time."""
-    global _JOINING
-    if not _JOINING:
-        with contextlib.suppress(RuntimeError):  # already exiting: the hook runs as it would have
-            threading._register_atexit(_join_closing)  # type: ignore[attr-defined]  # runs before the hook
-            _JOINING = True
-    # the thread, read before the pool's shutdown() sets it to None; and kept itself, not the pool, which
-    # is collected while its thread still winds down
-    thread = getattr(pool, "_executor_manager_thread", None)
-    if thread is not None:
-        _CLOSING.add(thread)
-
-
-def _join_closing() -> None:
-    for thread in list(_CLOSING):
-        if thread.is_alive():
-            thread.join(timeout=30)
 
 
 _AMBIENT: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("dpverify_executor", default=None)

@@ -315,8 +315,10 @@ def test_a_closed_pools_manager_thread_is_joined_at_exit_even_after_the_pool_is_
         thread = pool._executor_manager_thread
     del runner, pool
     gc.collect()
-    assert thread in executors._CLOSING or not thread.is_alive()
-    executors._join_closing()
+    from dpverify.parallel import _exit_join
+
+    assert thread in _exit_join._CLOSING or not thread.is_alive()
+    _exit_join.join_closing()
     assert not thread.is_alive()
 
 

@@ -14,7 +14,7 @@ import dpverify
 from dpverify import ApproximateDp, PredictionDp, PureDp, Stability, Verdict, analyze, verify
 from dpverify.checking.public_data import all_public_samples, verify_with_public_data
 from dpverify.errors import InvalidArgument
-from dpverify.integrations.cli import _parse_number
+from dpverify.integrations._cli_inputs import parse_number as _parse_number
 from dpverify.mechanisms.exponential import _to_sympy
 from dpverify.mechanisms.item_level import exact_epsilon
 from dpverify.mechanisms.laplace import _exact_number
