@@ -354,11 +354,14 @@ def _verify(checked: Any, inputs: Any, claimed: Claim, grid: Any, *, float_error
         )
     _only("given pairs (InputPairs)", exchangeable_samples=exchangeable_samples, timeout=timeout)
     epsilon_, delta_ = _epsilon_delta(claimed)
+    # the default grid needs eps*: made from the decision's own eps* in the one pass over the rows, except for
+    # continuous outputs, whose checkers take explicit points (a second pass, their outputs kept)
+    continuous = getattr(checked, "gaussian_output", False) or getattr(checked, "continuous_output", False)
     result = verify_pairs(
         checked, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error, executor=executor,
-        cover=cover, seed=seed, profile=None if grid is True else grid,
+        cover=cover, seed=seed, profile=None if grid is True and continuous else grid,
     )
-    if grid is True:  # the default grid needs eps*: a second sweep over the pairs, no new evaluation
+    if grid is True and continuous:
         points = profile_grid(result.epsilon, float(epsilon_))
         result = verify_pairs(checked, pairs=inputs, epsilon=epsilon_, delta=delta_, float_error=float_error,
                               executor=executor, cover=cover, seed=result.seed, profile=points)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from numbers import Real
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from dpverify.verdict.engine import (
     sweep,
     unexplored_of,
 )
-from dpverify.verdict.privacy_loss import check_delta, check_epsilon
+from dpverify.verdict.privacy_loss import check_delta, check_epsilon, profile_grid
 from dpverify.verdict.results import PairsResult
 
 __all__ = [
@@ -341,7 +341,7 @@ def verify_pairs(
     executor: ExecutorSpec = None,
     cover: str | None = None,
     seed: int | None = None,
-    profile: Sequence[Any] | None = None,
+    profile: Sequence[Any] | Literal[True] | None = None,
 ) -> PairsResult:
     """Decide ``(epsilon, delta)``-DP of ``mechanism`` on the given input pairs (both directions).
 
@@ -392,7 +392,7 @@ def verify_pairs(
         )
     if seed is not None:
         check_integer("seed", seed, at_least=0, fix="seed fixes the sample of pairs outside a cover; e.g. seed=0")
-    if profile is not None:
+    if profile is not None and profile is not True:
         profile = [exact_number("profile epsilon", e) for e in profile]
         for e in profile:
             check_epsilon(e)
@@ -403,25 +403,22 @@ def verify_pairs(
 
 
 def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any, declared: float | None,
-                   executor: Any, profile: Sequence[Any] | None = None, *, delta_figure: bool = True) -> PairsResult:
+                   executor: Any, profile: Sequence[Any] | Literal[True] | None = None, *, delta_figure: bool = True) -> PairsResult:
     """The verdict on ``inputs`` (``delta_figure=False``: a continuous output's delta* is not needed,
     as when a pure claim's cover is tested outside it). A mechanism declaring ``gaussian_output`` is
     decided by :func:`dpverify.densities.gaussian.decide_gaussian`, one declaring ``continuous_output``
     by :func:`dpverify.densities.continuous.verify_densities`."""
-    if getattr(mechanism, "gaussian_output", False):
-        from dpverify.densities.gaussian import decide_gaussian
-
-        return decide_gaussian(mechanism, inputs, epsilon=epsilon, delta=delta, profile=profile)
-    if getattr(mechanism, "continuous_output", False):
-        from dpverify.densities.continuous import verify_densities
-
-        return verify_densities(mechanism, inputs, epsilon=epsilon, delta=delta, profile=profile,
-                                delta_figure=delta_figure)
+    if getattr(mechanism, "gaussian_output", False) or getattr(mechanism, "continuous_output", False):
+        if profile is True:
+            raise AssertionError("internal error: a continuous output's default profile grid is made by its caller")
+        return _decide_densities(mechanism, inputs, epsilon, delta, profile, delta_figure=delta_figure)
     started = time.perf_counter()
     rows = _rows(mechanism, inputs, declared)
     rows.executor = executor
     decision = decide(rows, epsilon, delta)
     details: dict[str, Any] = {}
+    if profile is True:  # the default grid around eps* and the claim, from this decision's eps* (one pass)
+        profile = profile_grid(decision.epsilon_star, float(epsilon))
     if profile is not None:  # the engine's float64 sweep at each eps: a measurement
         details["privacy_profile"] = [{"epsilon": float(e), "delta": sweep(rows, float(e)).delta_star} for e in profile]
     if decision.verdict is Verdict.UNDECIDED and getattr(mechanism, "exact_distribution", None) is not None:
@@ -453,6 +450,18 @@ def _decide_inputs(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any,
         unexplored=decision.unexplored,
         reason=decision.reason,
     )
+
+
+def _decide_densities(mechanism: Any, inputs: InputPairs, epsilon: Any, delta: Any, profile: Sequence[Any] | None,
+                      *, delta_figure: bool) -> PairsResult:
+    """A continuous output's verdict: the Gaussian mechanism's closed form, or the densities'."""
+    if getattr(mechanism, "gaussian_output", False):
+        from dpverify.densities.gaussian import decide_gaussian
+
+        return decide_gaussian(mechanism, inputs, epsilon=epsilon, delta=delta, profile=profile)
+    from dpverify.densities.continuous import verify_densities
+
+    return verify_densities(mechanism, inputs, epsilon=epsilon, delta=delta, profile=profile, delta_figure=delta_figure)
 
 
 def _rows(mechanism: Any, inputs: InputPairs, declared: float | None, *, sympy_rows: bool = False) -> RowPairs:

@@ -135,3 +135,25 @@ def test_infinite_loss_witness_svt5():
 def test_input_pairs_from_pairs_dedupes_swapped_pairs():
     pairs = InputPairs.from_pairs([((0,), (1,)), ((1,), (0,))])
     assert len(pairs) == 1 and len(pairs.datasets) == 2
+
+
+def test_the_default_profile_on_given_pairs_is_made_in_one_pass_and_equals_the_explicit_grid(monkeypatch):
+    # issue 37: profile=True on pairs decided the pairs twice (the grid needs eps*); now the grid is made from
+    # the one decision's eps*, with the same points and figures as asking for them explicitly
+    from fractions import Fraction
+
+    import dpverify
+    from dpverify.checking import input_pairs
+    from dpverify.verdict.privacy_loss import profile_grid
+
+    def rr(dataset):  # eps* = ln 3
+        return {dataset[0]: Fraction(3, 4), 1 - dataset[0]: Fraction(1, 4)}
+
+    pairs = [((0,), (1,))]
+    calls = []
+    original = input_pairs._decide_inputs
+    monkeypatch.setattr(input_pairs, "_decide_inputs", lambda *a, **k: calls.append(1) or original(*a, **k))
+    once = dpverify.verify(rr, pairs, dpverify.PureDp(1.2), profile=True)
+    assert len(calls) == 1
+    explicit = dpverify.verify(rr, pairs, dpverify.PureDp(1.2), profile=profile_grid(once.epsilon, 1.2))
+    assert once.profile == explicit.profile and len(once.profile) > 2
