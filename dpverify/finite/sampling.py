@@ -252,12 +252,11 @@ def _declared_outputs(outputs: Any) -> frozenset | None:
     as tuples): a non-empty finite set, or None when not given."""
     if outputs is None:
         return None
-    if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Iterable):
-        raise InvalidArgument(f"outputs must be a finite collection of the sampler's possible outputs, e.g. "
-                              f"outputs=[0, 1, 2]; got outputs={outputs!r}.")
-    declared = frozenset(_convert(output, "outputs=", None) for output in outputs)
+    declared = frozenset() if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Iterable) else \
+        frozenset(_convert(output, "outputs=", None) for output in outputs)
     if not declared:
-        raise InvalidArgument("outputs is empty; declare every output the sampler can return, e.g. outputs=[0, 1].")
+        raise InvalidArgument(f"outputs must be a non-empty collection of every output the sampler can return, e.g. "
+                              f"outputs=[0, 1, 2]; got outputs={outputs!r}.")
     return declared
 
 
@@ -367,7 +366,8 @@ class _Search:
             if position < base:
                 return
             if self.paths >= mechanism.max_paths:
-                mechanism._refuse(rng, dataset, self.paths, time.perf_counter() - self.started, tail=cutoff is not None)
+                mechanism._refuse(rng, dataset, self.paths, time.perf_counter() - self.started, tail=cutoff is not None,
+                                  explored=self.explored_mass() if cutoff is not None else None)
             if self.paths == _ESTIMATE_AFTER and cutoff is None:
                 elapsed = time.perf_counter() - self.started
                 estimate = mechanism._estimate(rng, dataset)
@@ -375,6 +375,10 @@ class _Search:
                     mechanism._refuse(rng, dataset, self.paths, elapsed, estimate)
             prefix = indices[:position] + [indices[position] + 1]
             expected = signatures[: position + 1]
+
+    def explored_mass(self) -> Fraction:
+        """The probability of the paths finished so far (enclosed masses at their lower ends)."""
+        return sum((_fraction_sum(d) for d in self.exact.values()), sum((low for low, _ in self.enclosed.values()), _ZERO))
 
     def _add(self, output: Hashable, indices: list[int], signatures: list[Signature]) -> None:
         rng = self.rng
@@ -667,14 +671,20 @@ class SamplerMechanism:
         except OverflowError:  # beyond 1e308 paths
             return math.inf
 
-    def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None, *, tail: bool = False) -> None:
-        """Raise EnumerationTooLarge after ``paths`` paths (enumerated in ``elapsed`` seconds)."""
+    def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None, *,
+                tail: bool = False, explored: Fraction | None = None) -> None:
+        """Raise EnumerationTooLarge after ``paths`` paths (enumerated in ``elapsed`` seconds); with a
+        ``tail``, naming the mass ``explored`` by then (so the tail these paths reach)."""
         if tail:
+            left = "" if explored is None else (  # paths finish depth first: no tail this short run reaches
+                f" (the paths finished carry {float(explored):.3g} of it)"
+            )
             raise EnumerationTooLarge(
                 f"the sampler {self.__name__} ran {paths:,} times (max_paths={self.max_paths:,}) on dataset "
-                f"{dataset!r} in {_seconds(elapsed)} and still leaves more than tail={float(self.tail):g} of its "
-                "probability unexplored. Allow a larger tail (from_sampler(sampler, tail=...)), raise max_paths, or "
-                "check it statistically with dpverify.estimate."
+                f"{dataset!r} in {_seconds(elapsed)} ({elapsed / paths * 1e3:.3g} ms per path) and still leaves more "
+                f"than tail={float(self.tail):g} of its probability unexplored{left}. Allow a larger tail "
+                "(from_sampler(sampler, tail=...)), raise max_paths, make each run cheaper (build what does not "
+                "depend on the draws once, outside the sampler), or check it statistically with dpverify.estimate."
             )
         early = estimate is not None
         estimate = self._estimate(rng, dataset) if estimate is None else estimate
@@ -693,11 +703,7 @@ class SamplerMechanism:
 
 
 def _seconds(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.3g} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.3g} min"
-    return f"{seconds / 3600:.3g} h"
+    return f"{seconds:.3g} s" if seconds < 120 else (f"{seconds / 60:.3g} min" if seconds < 7200 else f"{seconds / 3600:.3g} h")
 
 
 def _path_text(rng: ExactRandom) -> str:
