@@ -398,8 +398,10 @@ def _realigned(dataset: tuple, neighbor: tuple) -> tuple:
 
 def _profile(analysis: Analysis, profile: Any, epsilon_star: float, claimed: Claim) -> tuple:
     """The worst-case privacy profile ``((eps, delta(eps)), ...)`` on the analysis's rows (float64
-    sweeps, one per point), at ``profile``'s points or, for True, around eps* and the claim."""
-    if profile is None or profile is False:
+    sweeps, one per point), at ``profile``'s points or, for True, around eps* and the claim; empty for
+    rows leaving mass unexplored: their delta(eps) is not known, only bounded (the verdict accounts for
+    it; an audit row or ``--report`` then shows no chart rather than failing)."""
+    if profile is None or profile is False or analysis.unexplored is not None:
         return ()
     if profile is True:
         points = profile_grid(epsilon_star, float(claimed.claimed_epsilon))

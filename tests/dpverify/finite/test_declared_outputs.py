@@ -97,3 +97,19 @@ def test_the_command_line_declares_outputs(capsys, tmp_path, monkeypatch):
     capsys.readouterr()
     assert main([*args, "--outputs", "zero"]) == 2
     assert "--outputs must be a Python literal list" in capsys.readouterr().err
+
+
+def test_an_audit_row_on_a_tail_sampler_runs_and_carries_the_declaration(tmp_path, capsys):
+    # an audit asks for the privacy profile; on outputs with unexplored mass it is not known, so the row shows
+    # no chart instead of failing (it was exit 2: "delta_for_epsilon() needs the mechanism's whole outputs")
+    path = tmp_path / "tail_audit.py"
+    path.write_text(
+        "import math\nfrom fractions import Fraction\nimport dpverify\nfrom dpverify.auditing import Audit, Row\n\n"
+        "def coin_loop(dataset, rng):\n    (record,) = dataset\n    k = 0\n"
+        "    while rng.random() < Fraction(1, 2):\n        k += 1\n    return (k + record) % 2\n\n"
+        "coin = dpverify.from_sampler(coin_loop, tail=1e-9, outputs=[0, 1])\n"
+        "audit = Audit('tail', [Row(coin, dpverify.Datasets([0, 1], n=1), dpverify.PureDp(math.log(2.5)), "
+        "statement='coin is ln 2.5-DP')])\n")
+    assert main(["audit", str(path), "--jobs", "1", "--quiet", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["results"]
+    assert row["verdict"] == "HOLDS" and [a["name"] for a in row["assumptions"]] == ["declared outputs"]
