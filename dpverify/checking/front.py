@@ -242,7 +242,8 @@ def verify(
         profile: also measure the worst-case privacy profile delta(eps) over the pairs: True at
             :func:`~dpverify.verdict.privacy_loss.profile_grid` points around eps* and the claim, or the eps values to use; it is
             ``result.profile``, ``((eps, delta), ...)`` (float64 figures, a measurement; the
-            verdict is the certified part).
+            verdict is the certified part). Empty for a sampler whose outputs leave mass unexplored
+            (``tail=``): its delta(eps) is only bounded.
         float_error: the relative error of the mechanism's float probabilities (default: its
             ``float_relative_error``, else the engine's default); exact probabilities carry none.
         executor: where the work runs: None (serial), ``"processes"``, ``"dask"``, a Dask client or
