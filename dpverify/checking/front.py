@@ -450,6 +450,7 @@ def _traced(mechanism: Any, inputs: Any) -> TracedMechanism | None:
     if enumeration.traced is None:
         if enumeration.gumbel:  # a Gumbel argmax: a discrete choice, but of real noise
             mechanism.__dict__["_real_noise"] = True
+        mechanism.keep_probe(first, enumeration)  # the checker's first evaluation of it: not run again
         return None
     from dpverify.densities.traced import TracedMechanism  # sympy and mpmath load only for traced noise
 

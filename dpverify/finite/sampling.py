@@ -504,19 +504,20 @@ class SamplerMechanism:
         if hasattr(sampler, "exchangeable"):
             self.exchangeable = sampler.exchangeable
 
+    def keep_probe(self, dataset: Any, enumeration: Enumeration) -> None:
+        """Keep ``enumeration`` of ``dataset`` (the front door's probe) for the next call on it, once."""
+        self.__dict__["_probed"] = (dataset, enumeration)
+
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state.pop("_traced_view", None)  # verify's integrated view of it (dpverify.checking.front): kept here only
+        state.pop("_probed", None)
         return state
 
     def __repr__(self) -> str:
-        options = [f"max_paths={self.max_paths}"]
-        if self.tail:
-            options.append(f"tail={float(self.tail):g}")
-        if self.deterministic:
-            options.append("deterministic=True")
-        if self.declared_outputs is not None:
-            options.append(f"outputs={sorted(self.declared_outputs, key=repr)!r}")
+        options = [f"max_paths={self.max_paths}", *([f"tail={float(self.tail):g}"] if self.tail else []),
+                   *(["deterministic=True"] if self.deterministic else []),
+                   *([f"outputs={sorted(self.declared_outputs, key=repr)!r}"] if self.declared_outputs is not None else [])]
         return f"from_sampler({self.__name__}, {', '.join(options)})"
 
     def __call__(self, dataset: Any) -> Distribution:
@@ -532,8 +533,11 @@ class SamplerMechanism:
         return enumeration.distribution
 
     def enumerate(self, dataset: Any) -> Enumeration:
-        """Run the sampler on every execution path for ``dataset``: the exact distribution and the
-        number of paths. Raises as :func:`from_sampler` says."""
+        """Run the sampler on every execution path for ``dataset``: the exact distribution and the number of
+        paths (the front door's probe of it, ``keep_probe``, once). Raises as :func:`from_sampler` says."""
+        probed = self.__dict__.pop("_probed", None)
+        if probed is not None and probed[0] == dataset:
+            return probed[1]
         before = _global_states()
         try:
             with route(self.patch):
@@ -625,12 +629,9 @@ class SamplerMechanism:
         except Exception as error:
             if rng._failure is not None:
                 raise rng._failure from error
-            raise MechanismError(
-                f"the sampler {self.__name__} raised {type(error).__name__}: {error} -- on dataset {dataset!r}, "
-                f"after the draws {_path_text(rng)}. No verdict was given; fix the sampler (or choose records and n it "
-                "accepts).",
-                dataset=dataset, original=error,
-            ) from error
+            raise MechanismError(f"the sampler {self.__name__} raised {type(error).__name__}: {error} -- on dataset "
+                                 f"{dataset!r}, after the draws {_path_text(rng)}. No verdict was given; fix the sampler "
+                                 "(or choose records and n it accepts).", dataset=dataset, original=error) from error
         finally:
             rng._finish()
         if rng._failure is not None:  # the sampler caught the error of a refused draw and went on

@@ -200,3 +200,26 @@ def test_the_summary_names_given_pairs_once():
     # "1 given pairs pairs" before: the input set's name already ends in "pairs"
     line = verify(randomized_response, [((0,), (1,))], PureDp(2)).summary().splitlines()[1]
     assert line.startswith("  1 given pairs over 2 datasets (black-box)"), line
+
+
+def test_the_front_doors_probe_of_a_sampler_is_its_first_evaluation_not_an_extra_one(monkeypatch):
+    # issue 37 (work done twice): verify probes the first dataset to see whether the sampler draws noise; a
+    # discrete sampler's probe is kept and used as that dataset's evaluation. Each dataset is then enumerated
+    # twice: the evaluation and the determinism recheck (was three times for the first)
+    from dpverify.finite import sampling
+
+    counted: dict = {}
+    original = sampling.SamplerMechanism._enumerate
+
+    def counting(self, dataset):
+        counted[dataset] = counted.get(dataset, 0) + 1
+        return original(self, dataset)
+
+    monkeypatch.setattr(sampling.SamplerMechanism, "_enumerate", counting)
+
+    def coin(dataset, rng):
+        return dataset[0] if rng.random() < Fraction(3, 4) else 1 - dataset[0]
+
+    result = verify(from_sampler(coin), Datasets([0, 1], 1), PureDp(Fraction(11, 10)))
+    assert result.verdict is Verdict.HOLDS  # randomized response: ln 3 = 1.0986 <= 1.1
+    assert counted == {(0,): 2, (1,): 2}
