@@ -80,7 +80,7 @@ report(run)
 
 _ESTIMATE = """
 import numpy as np
-from dpverify.checking.estimate import estimate_sampler
+from dpverify.checking.statistical.estimate import estimate_sampler
 def rr(dataset, rng, size):
     keep = rng.random(size) < 0.75
     return np.where(keep, dataset[0], 1 - dataset[0])

@@ -43,8 +43,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dpverify import Verdict
-from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import statdp_patterns
+from dpverify.checking.statistical.estimate import estimate_sampler
 from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, measure
 from dpverify.mechanisms.suite_samplers import (
     FLOAT_EPSILON,

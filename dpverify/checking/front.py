@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from dpverify.checking.checker import DEFAULT_MAX_PAIRS, Analysis, verify_datasets
 from dpverify.checking.checker import analyze as analyze_datasets
-from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import InputPairs, verify_pairs
 from dpverify.checking.public_data import PublicDataResult, PublicSamples, all_public_samples, verify_with_public_data
+from dpverify.checking.statistical.estimate import estimate_sampler
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, check_enumeration_size, relation
 from dpverify.finite.records import check_records
@@ -500,7 +500,7 @@ def estimate(
     sample never proves a claim. By default the run takes about ``time_budget`` = 10 seconds, in
     rounds of growing size; ``samples=N`` alone makes one round of ``N`` draws per dataset.
     ``patch=[module]`` serves a sampler's module-level randomness (``np.random.laplace``) from the run's
-    own streams. See :func:`dpverify.checking.estimate.estimate_sampler` for the sampler's form and the
+    own streams. See :func:`dpverify.checking.statistical.estimate.estimate_sampler` for the sampler's form and the
     options."""
     inputs = _inputs(inputs, records, n, neighbors, None)
     claimed = claim_from_arguments(claim, epsilon, delta)

@@ -279,7 +279,7 @@ def _report(args: argparse.Namespace, text: str, notes: Sequence[str], document:
 
 def _estimate(args: argparse.Namespace, sampler: Callable, report: Path | None = None) -> int:
     """``check --estimate``: the sampler run on a real numpy Generator, a statistical lower bound."""
-    from dpverify.checking.estimate import estimate_sampler
+    from dpverify.checking.statistical.estimate import estimate_sampler
 
     if args.exchangeable is not None:
         raise InvalidArgument(

@@ -32,8 +32,8 @@ import numpy as np
 import pytest
 
 from dpverify import Verdict
-from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import statdp_patterns
+from dpverify.checking.statistical.estimate import estimate_sampler
 from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, measure
 from tests.mechanisms._suite_samplers import (
     SAMPLERS,

@@ -1,4 +1,4 @@
-"""Tests of dpverify.checking.estimate: a lower confidence bound on epsilon from a sampler.
+"""Tests of dpverify.checking.statistical.estimate: a lower confidence bound on epsilon from a sampler.
 
 The exact engine is the oracle: on mechanisms whose distributions are known exactly (randomized
 response, random tables, noisy max returning its value), the statistical lower bound may never
@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from scipy.stats import binom, laplace
 
 from dpverify import InvalidArgument, MechanismError, Verdict, analyze, verify
-from dpverify.checking._events import clopper_pearson
-from dpverify.checking.estimate import EstimateResult, estimate_sampler
 from dpverify.checking.input_pairs import statdp_patterns
+from dpverify.checking.statistical._events import clopper_pearson
+from dpverify.checking.statistical.estimate import EstimateResult, estimate_sampler
 from dpverify.mechanisms.audits.benchmark_suite import measure
 
 # -- samplers (module level: a process pool pickles them by name) ---------------------------------

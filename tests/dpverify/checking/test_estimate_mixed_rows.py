@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dpverify import PureDp, estimate
-from dpverify.checking._patched import encoded, mixed_width
 from dpverify.checking.input_pairs import InputPairs
+from dpverify.checking.statistical._patched import encoded, mixed_width
 from dpverify.errors import MechanismError
 
 EPSILON = 0.7

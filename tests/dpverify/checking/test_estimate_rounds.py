@@ -1,4 +1,4 @@
-"""Tests of the statistical mode's rounds and its (eps, delta) refutation (dpverify.checking.estimate).
+"""Tests of the statistical mode's rounds and its (eps, delta) refutation (dpverify.checking.statistical.estimate).
 
 The schedule's soundness rests on one invariant: the levels the rounds spend are fixed before each
 round draws and sum to at most ``alpha = 1 - confidence`` on every run, whatever the timings. It is
@@ -19,8 +19,8 @@ from hypothesis import given, settings
 
 import dpverify
 from dpverify import InvalidArgument, Verdict
-from dpverify.checking._schedule import FIRST_DRAWS, MIN_SAMPLES, Schedule
-from dpverify.checking.estimate import estimate_sampler
+from dpverify.checking.statistical._schedule import FIRST_DRAWS, MIN_SAMPLES, Schedule
+from dpverify.checking.statistical.estimate import estimate_sampler
 from dpverify.densities.gaussian_profile import analytic_sigma, delta_for_epsilon
 
 # -- samplers (module level: a process pool pickles them by name) ---------------------------------
@@ -203,8 +203,8 @@ def test_selection_on_the_executors_chooses_what_the_driver_chooses(monkeypatch)
     """Chunks of 7 pairs, each drawing its own datasets' selection draws, give the events, counts and
     bounds of selection in the driver on the same draws (records 0..2, n = 3: 27 datasets and
     27 x 3 positions x 2 other records / 2 = 81 substitute pairs, each both ways: 12 chunks)."""
-    from dpverify.checking import _chunked
-    from dpverify.checking import estimate as estimate_module
+    from dpverify.checking.statistical import _chunked
+    from dpverify.checking.statistical import estimate as estimate_module
 
     def run():
         result = estimate_sampler(biased_parity, records=(0, 1, 2), n=3, epsilon=0.2, samples=4_000, random_state=5)
@@ -223,7 +223,7 @@ def test_selection_on_the_executors_chooses_what_the_driver_chooses(monkeypatch)
 
 
 def test_over_the_chunked_threshold_a_time_budget_is_refused(monkeypatch):
-    from dpverify.checking import estimate as estimate_module
+    from dpverify.checking.statistical import estimate as estimate_module
 
     monkeypatch.setattr(estimate_module, "CHUNKED_PAIRS", 10)
     with pytest.raises(InvalidArgument, match=r"81 pairs are more than 10: .*pass samples=N .* instead of time_budget=5"):

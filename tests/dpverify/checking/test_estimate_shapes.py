@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from dpverify import InputPairs, PureDp, estimate
-from dpverify.checking._features import FirstIndex, Tally, _markers
-from dpverify.checking._outputs import Outputs
-from dpverify.checking._sampling import parse
-from dpverify.checking._selection import Candidate, Interval, focused
+from dpverify.checking.statistical._features import FirstIndex, Tally, _markers
+from dpverify.checking.statistical._outputs import Outputs
+from dpverify.checking.statistical._sampling import parse
+from dpverify.checking.statistical._selection import Candidate, Interval, focused
 from dpverify.errors import MechanismError
 from dpverify.mechanisms.suite_shapes import ShapedSparseVector
 

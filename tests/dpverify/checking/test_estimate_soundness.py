@@ -26,8 +26,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import statdp_patterns
+from dpverify.checking.statistical.estimate import estimate_sampler
 from dpverify.mechanisms.audits.benchmark_suite import BENCHMARK, measure
 from dpverify.mechanisms.suite_samplers import ReportNoisyMaxSampler, suite_sampler
 

@@ -1,4 +1,4 @@
-"""Tests of dpverify.checking._features: functions of one output whose level sets are events.
+"""Tests of dpverify.checking.statistical._features: functions of one output whose level sets are events.
 
 Bit features are checked on floats worked out by hand and against ``float.as_integer_ratio`` on
 random bit patterns; the Mironov pair against a closed-form model of numpy's Laplace sampler; joint
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from dpverify.checking._features import (
+from dpverify.checking.statistical._features import (
     INFINITE,
     NOT_APPLICABLE,
     OTHER,
@@ -28,7 +28,7 @@ from dpverify.checking._features import (
     fitted_features,
     fixed_features,
 )
-from dpverify.checking._outputs import Outputs
+from dpverify.checking.statistical._outputs import Outputs
 
 
 def real(*values: float) -> Outputs:

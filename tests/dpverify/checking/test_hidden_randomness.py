@@ -23,12 +23,12 @@ import pytest
 
 import dpverify
 from dpverify import from_sampler, verify
-from dpverify.checking import estimate as estimate_module
 from dpverify.checking._evaluation import _evaluate_block, call_mechanism
 from dpverify.checking.checker import check_exchangeable
-from dpverify.checking.estimate import estimate_sampler
 from dpverify.checking.input_pairs import verify_pairs
 from dpverify.checking.public_data import verify_with_public_data
+from dpverify.checking.statistical import estimate as estimate_module
+from dpverify.checking.statistical.estimate import estimate_sampler
 from dpverify.errors import NondeterministicMechanism
 from dpverify.finite import _global_random
 from dpverify.finite._global_random import NUMPY, PYTHON, global_states

@@ -9,8 +9,8 @@ intervals: Clopper, Pearson, Biometrika 26(4), 1934).
 
 The events: :class:`Interval` (``s < o <= t`` on the output or one coordinate), :class:`OutcomeSet`
 (a set of outcomes) and :class:`Derived` (either on a feature of the output,
-:mod:`dpverify.checking._features`). Which events a run tests is chosen in
-:mod:`dpverify.checking._selection`.
+:mod:`dpverify.checking.statistical._features`). Which events a run tests is chosen in
+:mod:`dpverify.checking.statistical._selection`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._features import reads_bits
-from dpverify.checking._outputs import Outputs, is_number, items_of
+from dpverify.checking.statistical._features import reads_bits
+from dpverify.checking.statistical._outputs import Outputs, is_number, items_of
 
 __all__ = ["Interval", "OutcomeSet", "Derived", "Event", "clopper_pearson", "log_ratio_bound"]
 
@@ -125,7 +125,7 @@ class OutcomeSet:
 @dataclass(frozen=True)
 class Derived:
     """The outputs ``o`` whose feature ``feature(o)`` lies in ``event`` (an :class:`Interval` or
-    :class:`OutcomeSet` on the feature's values; :mod:`dpverify.checking._features`). A feature is a
+    :class:`OutcomeSet` on the feature's values; :mod:`dpverify.checking.statistical._features`). A feature is a
     function of the output alone, fixed before the test draws, so this is an event on ``o``."""
 
     feature: Any

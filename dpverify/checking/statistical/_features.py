@@ -1,6 +1,6 @@
 """Features of a sampler's outputs: functions of one output whose level sets are new events.
 
-An event of :mod:`dpverify.checking._events` is an interval on the output (or on one coordinate) or
+An event of :mod:`dpverify.checking.statistical._events` is an interval on the output (or on one coordinate) or
 a set of outcomes. Three kinds of leak are invisible to those and visible to an event
 ``{f(o) in A}`` on a *feature* ``f`` of the output ``o``:
 
@@ -27,7 +27,7 @@ event ``f^-1(A)`` on ``o``, chosen independently of the test half, and the test 
 Clopper-Pearson bounds on its two probabilities hold as they do for any other event.
 
 Every feature is a frozen dataclass (picklable, hashable, equal when its parameters are) mapping
-:class:`~dpverify.checking._sampling.Outputs` to derived ``Outputs`` of the same length: kind
+:class:`~dpverify.checking.statistical._sampling.Outputs` to derived ``Outputs`` of the same length: kind
 ``"real"`` (float64 values; the bit features give integers as floats, so threshold events such as
 ``{lsb(o) <= -54}`` and the engine's outcome events both apply) or ``"discrete"`` (tuples). An
 output a feature does not apply to (a label, a vector too short, a prefix that is not integral)
@@ -41,7 +41,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
-from dpverify.checking._outputs import Outputs, is_number
+from dpverify.checking.statistical._outputs import Outputs, is_number
 
 __all__ = ["Feature", "LowestBit", "Exponent", "TrailingZeros", "Prefix", "JointKey", "Score", "Tally", "FirstIndex",
            "fixed_features", "fitted_features", "ZERO", "INFINITE", "NOT_APPLICABLE", "OTHER"]

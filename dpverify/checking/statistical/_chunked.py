@@ -7,8 +7,8 @@ milliseconds each) would take an hour on one core. Instead the pairs are cut int
 :data:`CHUNK` consecutive pairs, and one executor task per chunk draws the selection draws of the
 chunk's datasets itself -- from each dataset's own selection stream, so a dataset met in several
 chunks is drawn identically in each -- summarises them, ranks every pair's events
-(:func:`dpverify.checking._selection.candidates`) and sends back only the candidates the final choice
-could take (:func:`~dpverify.checking._selection.trimmed`). The driver's choice over those is the choice
+(:func:`dpverify.checking.statistical._selection.candidates`) and sends back only the candidates the final choice
+could take (:func:`~dpverify.checking.statistical._selection.trimmed`). The driver's choice over those is the choice
 over every pair's candidates: the same events, in the same order, as selection in the driver on the
 same draws.
 
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._sampling import draw, summarise
-from dpverify.checking._selection import Candidate, Selection, candidates, choose, trimmed
+from dpverify.checking.statistical._sampling import draw, summarise
+from dpverify.checking.statistical._selection import Candidate, Selection, candidates, choose, trimmed
 from dpverify.parallel.executors import Runner, Shared
 
 __all__ = ["CHUNK", "CHUNKED_PAIRS", "select_chunk", "select_on_executor"]

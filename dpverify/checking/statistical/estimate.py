@@ -11,11 +11,11 @@ The procedure, for each neighbouring pair ``(D, D')`` and each direction:
 1. Draw outputs of ``M(D)`` and of ``M(D')``: some to choose events, others, drawn afterwards and
    independently, to test them.
 2. On the selection draws, choose output events ``S`` likelier under one dataset than the other
-   (:mod:`dpverify.checking._events`: thresholds and intervals at empirical quantiles, per
+   (:mod:`dpverify.checking.statistical._events`: thresholds and intervals at empirical quantiles, per
    coordinate for vectors, each outcome and unions of the top outcomes by ratio for discrete
    outputs, the same on features of the output -- its float bits, joint keys of vector
    coordinates, a likelihood-ratio score fitted on the selection draws:
-   :mod:`dpverify.checking._features`). Events are ranked two ways: by their bound on epsilon at
+   :mod:`dpverify.checking.statistical._features`). Events are ranked two ways: by their bound on epsilon at
    the claimed delta, and by their bound on ``P(S) - e^eps Q(S)`` at the claimed epsilon (the delta
    they refute: the events that refute an ``(eps, delta)`` claim where the ratio alone is weak).
 3. On the test draws, bound each chosen ``(pair, event, direction)``: an exact Clopper–Pearson lower
@@ -27,7 +27,7 @@ The procedure, for each neighbouring pair ``(D, D')`` and each direction:
 **Rounds and the confidence they spend.** With ``samples=N`` alone there is one round: ``N // 2``
 draws per dataset choose events and the rest test them, at level ``alpha = 1 - confidence``. Under a
 time budget (the default, 10 seconds) the run is a sequence planned by
-:class:`~dpverify.checking._schedule.Schedule`: a first selection draw of 10,000 per dataset, then
+:class:`~dpverify.checking.statistical._schedule.Schedule`: a first selection draw of 10,000 per dataset, then
 test rounds. Round ``r`` (from 1) chooses its events on every draw made before it (pooled, up to a
 million per dataset) and tests them on fresh draws, twice as many as all draws before it. A round
 is the last unless, after it, a last round three times all draws so far would still fit in the time
@@ -36,16 +36,16 @@ earlier rounds' timings, and sized again once its events are chosen (it draws on
 tests). The last round may be *focused*: when the previous round's test counts predict a larger bound
 from a few pairs drawn deeper than from all of its events spread thin, it tests only those pairs --
 the previous round's value events on them and events chosen again on them, ranked at the larger size
-(:func:`~dpverify.checking._selection.focused`). Round ``r`` spends level ``alpha / 2^(r+2)``, the last whatever is left of ``alpha`` (at least
+(:func:`~dpverify.checking.statistical._selection.focused`). Round ``r`` spends level ``alpha / 2^(r+2)``, the last whatever is left of ``alpha`` (at least
 ``3/4`` of it). Each level is fixed before the round's test draws are made, and the levels sum to at
 most ``alpha`` on every run, whatever the timings, so by the union bound every bound of every round
 holds at once with probability at least ``confidence``; the largest is reported. (A round's events
 and size depend on earlier draws and on timings only, never on its own test draws: its bounds are
 valid given everything before it.)
 
-**Many pairs.** Over :data:`~dpverify.checking._chunked.CHUNKED_PAIRS` pairs the run is one round
+**Many pairs.** Over :data:`~dpverify.checking.statistical._chunked.CHUNKED_PAIRS` pairs the run is one round
 (``samples``, default :data:`SCALE_SAMPLES`), and events are chosen on the executors, a chunk of
-pairs per task (:mod:`dpverify.checking._chunked`).
+pairs per task (:mod:`dpverify.checking.statistical._chunked`).
 
 Before the run, the sampler is run twice on ``PROBE`` (1,000) samples of the first dataset, each
 time from a fresh Generator of the same seed: outputs that differ, or a move of Python's or
@@ -70,13 +70,22 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._chunked import CHUNK, CHUNKED_PAIRS, select_on_executor
-from dpverify.checking._events import clopper_pearson, log_ratio_bound
-from dpverify.checking._patched import EncodedSampler, PatchedSampler, check_labels_repeat, mixed_width
-from dpverify.checking._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
-from dpverify.checking._schedule import MIN_SAMPLES, TIME_BUDGET, Schedule
-from dpverify.checking._selection import SHRINK, TESTS, Candidate, event_load, focused, merged_events, select, selection
 from dpverify.checking.input_pairs import InputPairs, _as_input_pairs
+from dpverify.checking.statistical._chunked import CHUNK, CHUNKED_PAIRS, select_on_executor
+from dpverify.checking.statistical._events import clopper_pearson, log_ratio_bound
+from dpverify.checking.statistical._patched import EncodedSampler, PatchedSampler, check_labels_repeat, mixed_width
+from dpverify.checking.statistical._sampling import PROBE, Summary, accepts_size, check_repeatable, draw_round
+from dpverify.checking.statistical._schedule import MIN_SAMPLES, TIME_BUDGET, Schedule
+from dpverify.checking.statistical._selection import (
+    SHRINK,
+    TESTS,
+    Candidate,
+    event_load,
+    focused,
+    merged_events,
+    select,
+    selection,
+)
 from dpverify.errors import InvalidArgument
 from dpverify.finite._routing import module_names
 from dpverify.finite.neighbors import NeighborRelation, relation
@@ -153,7 +162,7 @@ def estimate_sampler(
         patch: modules (or dotted names) whose module-level randomness (``np.random.laplace``,
             ``random.random``, a ``default_rng()`` built inside) is served from each call's ``rng``
             while the sampler runs, as ``from_sampler(..., patch=)`` serves it from the exact rng
-            (:mod:`dpverify.checking._patched`); restored afterwards. None: nothing is routed, and a
+            (:mod:`dpverify.checking.statistical._patched`); restored afterwards. None: nothing is routed, and a
             sampler drawing from a global generator is refused.
 
     Returns:
@@ -299,7 +308,7 @@ def _focus(chosen: list[Candidate], previous: list[tuple[Candidate, SampledEvent
            summaries: list, schedule: Schedule, size: int, level: float,
            claim: tuple[float, float]) -> tuple[list[Candidate], int]:
     """The last round's events: ``chosen``, or, when a few pairs drawn deeper are expected to bound more
-    (:func:`~dpverify.checking._selection.focused`, judged on the previous round's test counts), the
+    (:func:`~dpverify.checking.statistical._selection.focused`, judged on the previous round's test counts), the
     previous round's value events on those pairs and events chosen again on those pairs alone, ranked
     at the larger size the round will then have (a single outcome can beat a union there). Reads
     earlier draws and timings only."""

@@ -1,5 +1,5 @@
 """A run's outputs of a sampler on one dataset, read as one of three kinds (``"real"``, ``"vector"``,
-``"discrete"``; :mod:`dpverify.checking._sampling` reads them): what events and features are
+``"discrete"``; :mod:`dpverify.checking.statistical._sampling` reads them): what events and features are
 evaluated on."""
 
 from __future__ import annotations

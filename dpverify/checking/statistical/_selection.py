@@ -5,9 +5,9 @@ The families of a pair (:func:`_families`), built on the selection draws only:
 * real outputs: ``{o <= t}``, ``{o > t}`` and ``{s < o <= t}`` with ``s, t`` empirical quantiles of
   both datasets' outputs (refined in the tails, where the ratio of a noisy release is largest);
 * vector outputs: the same on each coordinate ``o[i]``;
-* discrete outputs (and numeric ones whose values repeat, :func:`dpverify.checking._sampling._repeats`):
+* discrete outputs (and numeric ones whose values repeat, :func:`dpverify.checking.statistical._sampling._repeats`):
   each outcome, and the unions of the outcomes with the largest ratio of frequencies;
-* the same on each feature of the output (:mod:`dpverify.checking._features`), when its values do
+* the same on each feature of the output (:mod:`dpverify.checking.statistical._features`), when its values do
   not repeat (a few values' events are all unions of outcomes already).
 
 Selection ranks events by a Wilson-score version of their bound at the test's size and level (fast;
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._events import Derived, Event, Interval, OutcomeSet, log_ratio_bound
-from dpverify.checking._features import fitted_features, reads_bits
-from dpverify.checking._sampling import Summary, summarise
+from dpverify.checking.statistical._events import Derived, Event, Interval, OutcomeSet, log_ratio_bound
+from dpverify.checking.statistical._features import fitted_features, reads_bits
+from dpverify.checking.statistical._sampling import Summary, summarise
 
 __all__ = ["Candidate", "Selection", "candidates", "choose", "event_load", "focused", "merged_events", "select", "selection",
            "trimmed", "TESTS"]
@@ -143,7 +143,7 @@ def _plain_families(first: Summary, second: Summary) -> list[_Family]:
 
 def _families(first: Summary, second: Summary) -> list[_Family]:
     """Every event family of a pair: on the outputs, on each fixed feature, on each feature fitted
-    on the pair's kept draws (:mod:`dpverify.checking._features`)."""
+    on the pair's kept draws (:mod:`dpverify.checking.statistical._features`)."""
     families = _plain_families(first, second)
     if first.counts is not None and second.counts is not None and first.kind != "vector":
         # numbers with few values: every event on a feature of them is a set of outcomes, and the outcome

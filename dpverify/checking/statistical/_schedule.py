@@ -1,6 +1,6 @@
 """The rounds of a sampled run under a time budget, and the confidence each round spends.
 
-Used by :func:`dpverify.checking.estimate.estimate_sampler` (its module docstring states the
+Used by :func:`dpverify.checking.statistical.estimate.estimate_sampler` (its module docstring states the
 procedure). The soundness of the union bound across rounds rests on one invariant, kept here: each
 round's level is fixed before its test draws are made, and the levels of a run sum to at most
 ``alpha = 1 - confidence`` whatever the timings (tested with simulated clocks).
@@ -12,7 +12,7 @@ import math
 import time
 from collections.abc import Callable
 
-from dpverify.checking._selection import TESTS
+from dpverify.checking.statistical._selection import TESTS
 
 __all__ = ["Schedule", "TIME_BUDGET", "FIRST_DRAWS", "POOL", "MIN_SAMPLES"]
 

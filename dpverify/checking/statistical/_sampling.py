@@ -11,7 +11,7 @@ three kinds:
 * ``"discrete"``: anything else hashable (strings, tuples of labels, a mixture); lists and arrays
   inside are read as tuples.
 
-Used by :mod:`dpverify.checking.estimate`: the functions :func:`draw_summary` (the selection half)
+Used by :mod:`dpverify.checking.statistical.estimate`: the functions :func:`draw_summary` (the selection half)
 and :func:`count_events` (the test half) are the tasks its executors run, one per dataset;
 :func:`check_repeatable` runs before them and refuses a sampler whose outputs are not a function of
 its dataset and the seed of its ``rng``.
@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.checking._features import fitted_features_apply, fixed_features, reads_bits
-from dpverify.checking._outputs import Outputs, is_number, items_of
+from dpverify.checking.statistical._features import fitted_features_apply, fixed_features, reads_bits
+from dpverify.checking.statistical._outputs import Outputs, is_number, items_of
 from dpverify.errors import MechanismError, NondeterministicMechanism
 from dpverify.finite._global_random import routes_of, run_unchanged
 from dpverify.parallel.executors import Shared
@@ -186,7 +186,7 @@ class Summary:
         counts: output -> how many times it was drawn, for discrete outputs and for numeric ones
             with at most :data:`DISCRETE_CAP` distinct values; else None.
         derived: feature -> the :class:`Summary` of the feature's values on the same draws (the
-            fixed features of :mod:`dpverify.checking._features`).
+            fixed features of :mod:`dpverify.checking.statistical._features`).
         sample: the first :data:`FIT_SAMPLE` outputs themselves, for features fitted on a pair's
             draws (None when no fitted feature applies to this kind).
     """
