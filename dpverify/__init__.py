@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time these load lazily (
     from dpverify.checking.front import Datasets, PublicData, analyze, estimate, verify
     from dpverify.checking.input_pairs import InputPairs
     from dpverify.finite.distribution import Distribution
-    from dpverify.finite.sampling import from_sampler
+    from dpverify.finite.sampler.sampling import from_sampler
     from dpverify.verdict.claims import ApproximateDp, PredictionDp, PureDp, Stability
     from dpverify.verdict.engine import Verdict
 
@@ -83,7 +83,7 @@ _LAZY = {
     "Stability": "verdict.claims",
     "PredictionDp": "verdict.claims",
     "Distribution": "finite.distribution",
-    "from_sampler": "finite.sampling",
+    "from_sampler": "finite.sampler.sampling",
     "Verdict": "verdict.engine",
 }
 

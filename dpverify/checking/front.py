@@ -35,7 +35,7 @@ from dpverify.checking.statistical.estimate import estimate_sampler
 from dpverify.errors import InvalidArgument
 from dpverify.finite.neighbors import NeighborRelation, check_enumeration_size, relation
 from dpverify.finite.records import check_records
-from dpverify.finite.sampling import SamplerMechanism
+from dpverify.finite.sampler.sampling import SamplerMechanism
 from dpverify.types import ExecutorSpec, Mechanism, Number, PublicMechanism, Sampler
 from dpverify.validation import check_integer
 from dpverify.verdict.assumptions import Assumption, Status

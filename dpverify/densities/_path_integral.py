@@ -1,6 +1,6 @@
 """Exact probabilities and densities of one traced execution path of a noise sampler.
 
-A traced path (:mod:`dpverify.finite._linear`) holds independent noise variables ``X_0 .. X_{n-1}``,
+A traced path (:mod:`dpverify.finite.sampler._linear`) holds independent noise variables ``X_0 .. X_{n-1}``,
 each Laplace (density ``exp(-|x|/b) / (2b)``) or one-sided exponential (``exp(-x/s) / s`` on
 ``x > 0``) with a rational scale, and constraints ``c(X) > 0``, each ``c`` an affine form with
 rational coefficients (ties have probability 0: ``>`` and ``>=`` are one event). The path's
@@ -65,7 +65,7 @@ from itertools import combinations
 
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp, Terms
 from dpverify.errors import DpverifyError, InvalidArgument
-from dpverify.finite._linear import Linear, NoiseVariable
+from dpverify.finite.sampler._linear import Linear, NoiseVariable
 
 __all__ = ["Unsupported", "probability", "density"]
 

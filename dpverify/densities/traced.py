@@ -1,8 +1,8 @@
 """Samplers with continuous noise as mechanisms: traced paths integrated into exact outputs.
 
 :func:`dpverify.from_sampler` enumerates a sampler's execution paths; a path that drew Laplace or
-exponential noise comes back as a :class:`~dpverify.finite._noise.TracedPath` (its discrete mass,
-its noise variables and the constraints its comparisons cut out; :mod:`dpverify.finite._noise`).
+exponential noise comes back as a :class:`~dpverify.finite.sampler._noise.TracedPath` (its discrete mass,
+its noise variables and the constraints its comparisons cut out; :mod:`dpverify.finite.sampler._noise`).
 :class:`TracedMechanism` turns them into what the checkers decide:
 
 * **finite outputs** (an index, a tuple of answers): ``P(o)`` is the sum over the paths ending in
@@ -35,10 +35,10 @@ from dpverify.densities._path_integral import Unsupported, density, probability
 from dpverify.densities.continuous import MixedOutput, ProductOutput
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp
 from dpverify.errors import MechanismError
-from dpverify.finite._linear import Linear
-from dpverify.finite._noise import STATISTICAL_WAY, TracedOutputs, TracedPath
 from dpverify.finite.distribution import Distribution
-from dpverify.finite.sampling import Enumeration, SamplerMechanism
+from dpverify.finite.sampler._linear import Linear
+from dpverify.finite.sampler._noise import STATISTICAL_WAY, TracedOutputs, TracedPath
+from dpverify.finite.sampler.sampling import Enumeration, SamplerMechanism
 from dpverify.verdict.assumptions import Assumption, Status
 
 __all__ = ["TracedMechanism", "PublicSampler", "REAL", "REAL_ARITHMETIC", "real_arithmetic", "traced"]

@@ -5,6 +5,6 @@ mechanism returns (:mod:`~dpverify.finite.distribution`, :mod:`~dpverify.finite.
 neighbour relations (:mod:`~dpverify.finite.neighbors`), the enumeration of datasets and
 neighbouring pairs, ordered or as multisets (:mod:`~dpverify.finite.pair_sources`,
 :mod:`~dpverify.finite.multisets`), and mechanisms from sampling code, whose exact distribution is
-found by enumerating every execution path (:mod:`~dpverify.finite.sampling`). Depends on nothing in
+found by enumerating every execution path (:mod:`~dpverify.finite.sampler.sampling`). Depends on nothing in
 dpverify but errors and validation.
 """

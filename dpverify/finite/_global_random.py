@@ -223,7 +223,7 @@ def _ctypes_layout() -> bool:
 
 
 def _global_states() -> tuple:
-    """The states of both global generators, as :func:`from_sampler <dpverify.finite.sampling.from_sampler>`
+    """The states of both global generators, as :func:`from_sampler <dpverify.finite.sampler.sampling.from_sampler>`
     compares them around an enumeration (every path the sampler takes is run at least twice -- the
     first is replayed -- so a sampler that reads a global generator moves it at least once)."""
     return global_states()

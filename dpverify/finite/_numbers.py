@@ -1,8 +1,8 @@
 """Numbers as the exact random source reads them: parameters and thresholds as exact Fractions,
 and :class:`Enclosure`, a real number known only by certified rational bounds.
 
-Helpers shared by :mod:`dpverify.finite._exact_random` (the ``rng``) and
-:mod:`dpverify.finite._lazy` (lazy uniforms and the values computed from them).
+Helpers shared by :mod:`dpverify.finite.sampler._exact_random` (the ``rng``) and
+:mod:`dpverify.finite.sampler._lazy` (lazy uniforms and the values computed from them).
 """
 
 from __future__ import annotations

@@ -230,7 +230,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.mode == "estimate":
         return _estimate(args, mechanism, report)
     if args.mode == "sampler":
-        from dpverify.finite.sampling import from_sampler
+        from dpverify.finite.sampler.sampling import from_sampler
 
         tail = 0 if args.tail is None else parse_number(args.tail, "tail")
         mechanism = from_sampler(mechanism, max_paths=args.max_paths, patch=args.patch, tail=tail,

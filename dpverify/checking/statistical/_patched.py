@@ -6,7 +6,7 @@ own streams, :class:`PatchedSampler`) and rows mixing labels and reals (:class:`
 A sampler that draws from numpy's or Python's global generators (``np.random.laplace(...)``,
 ``random.random()``) cannot be estimated as it is: its draws would not come from the seed, and the
 repeatability check refuses it. :class:`PatchedSampler` runs it with the named modules routed
-(:mod:`dpverify.finite._routing`, as ``from_sampler(..., patch=)`` routes them into the exact rng)
+(:mod:`dpverify.finite.sampler._routing`, as ``from_sampler(..., patch=)`` routes them into the exact rng)
 to a :class:`Stream` made from the ``rng`` the estimate passes: numpy's module-level functions go to
 a legacy ``RandomState`` on the same bit generator, Python's ``random`` functions to a
 ``random.Random`` seeded from that stream, and a generator built inside (``default_rng()``,
@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpverify.errors import MechanismError
-from dpverify.finite._routing import module_names, route
+from dpverify.finite.sampler._routing import module_names, route
 
 __all__ = ["PatchedSampler", "Stream", "EncodedSampler", "encoded", "mixed_width", "check_labels_repeat"]
 

@@ -87,9 +87,9 @@ from dpverify.checking.statistical._selection import (
     selection,
 )
 from dpverify.errors import InvalidArgument
-from dpverify.finite._routing import module_names
 from dpverify.finite.neighbors import NeighborRelation, relation
 from dpverify.finite.records import check_records
+from dpverify.finite.sampler._routing import module_names
 from dpverify.parallel.executors import Shared, check_picklable, open_executor
 from dpverify.parallel.progress import Progress
 from dpverify.types import ExecutorSpec, RealNumber, Sampler

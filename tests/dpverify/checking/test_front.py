@@ -206,7 +206,7 @@ def test_the_front_doors_probe_of_a_sampler_is_its_first_evaluation_not_an_extra
     # issue 37 (work done twice): verify probes the first dataset to see whether the sampler draws noise; a
     # discrete sampler's probe is kept and used as that dataset's evaluation. Each dataset is then enumerated
     # twice: the evaluation and the determinism recheck (was three times for the first)
-    from dpverify.finite import sampling
+    from dpverify.finite.sampler import sampling
 
     counted: dict = {}
     original = sampling.SamplerMechanism._enumerate

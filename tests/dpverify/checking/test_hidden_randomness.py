@@ -320,7 +320,7 @@ def test_the_slow_readings_see_the_same(monkeypatch):
 
 
 def test_the_old_names_in_sampling_still_work():
-    from dpverify.finite import sampling
+    from dpverify.finite.sampler import sampling
 
     before = sampling._global_states()
     np.random.rand()

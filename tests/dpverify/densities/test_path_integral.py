@@ -16,7 +16,7 @@ from scipy import integrate
 from dpverify.densities import _path_integral
 from dpverify.densities._path_integral import Unsupported, density, probability
 from dpverify.densities.piecewise import ExpSum, PiecewiseExp
-from dpverify.finite._linear import Linear, NoiseVariable
+from dpverify.finite.sampler._linear import Linear, NoiseVariable
 from dpverify.mechanisms.noise import Exponential, Laplace, argmax_probabilities, max_density
 from dpverify.mechanisms.sparse_vector import BOTTOM, TOP, SparseVector
 

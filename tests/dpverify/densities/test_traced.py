@@ -10,8 +10,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import dpverify.finite._noise_draws as noise_draws
-import dpverify.finite.sampling as sampling
+import dpverify.finite.sampler._noise_draws as noise_draws
+import dpverify.finite.sampler.sampling as sampling
 from dpverify import ApproximateDp, Datasets, PureDp, analyze, from_sampler, verify
 from dpverify.checking.input_pairs import InputPairs
 from dpverify.densities.continuous import MixedOutput, ProductOutput

@@ -17,9 +17,9 @@ import pytest
 
 from dpverify import Distribution, from_sampler
 from dpverify.errors import MechanismError
-from dpverify.finite import _lazy_real
-from dpverify.finite._lazy_map import IDENTITY, Map, Step
-from dpverify.finite._lazy_real import Inseparable, Node, enclosure, exp, log, order, power, share
+from dpverify.finite.sampler import _lazy_real
+from dpverify.finite.sampler._lazy_map import IDENTITY, Map, Step
+from dpverify.finite.sampler._lazy_real import Inseparable, Node, enclosure, exp, log, order, power, share
 
 mpmath.mp.dps = 50
 
@@ -282,7 +282,7 @@ class _TooDeep(Exception):
 
 
 def test_a_range_unbounded_both_ways_splits_at_zero_and_chains_outward():
-    from dpverify.finite._lazy import LazyUniform
+    from dpverify.finite.sampler._lazy import LazyUniform
 
     # log(-log u) runs over (-inf, inf): floor is split at x < 0, then chains down and up; with paths
     # deeper than 8 choice points dropped, k = -2 .. 1 are found whole:

@@ -18,10 +18,10 @@ import pytest
 
 from dpverify import Distribution, from_sampler
 from dpverify.errors import DpverifyError, EnumerationTooLarge, MechanismError
-from dpverify.finite._exact_random import ExactRandom
-from dpverify.finite._legacy import LegacyDraws
-from dpverify.finite._python_random import PythonRandom
-from dpverify.finite._refusals import GENERATOR_APIS, PYTHON_APIS, inherited_names, public_names
+from dpverify.finite.sampler._exact_random import ExactRandom
+from dpverify.finite.sampler._legacy import LegacyDraws
+from dpverify.finite.sampler._python_random import PythonRandom
+from dpverify.finite.sampler._refusals import GENERATOR_APIS, PYTHON_APIS, inherited_names, public_names
 
 F = Fraction
 
@@ -251,7 +251,7 @@ EXACT_CALLS = {
     "hypergeometric": (2, 1, 1), "multinomial": (2, [0.5, 0.5]), "randrange": (3,), "choices": ([1, 2],),
     "sample": ([1, 2, 3], 2), "getrandbits": (2,), "binomialvariate": (2, 0.5),
 }
-#: Continuous draws traced as noise variables (dpverify.finite._noise): a comparison of one branches in two.
+#: Continuous draws traced as noise variables (dpverify.finite.sampler._noise): a comparison of one branches in two.
 TRACED = {"laplace": (), "exponential": (), "standard_exponential": (), "expovariate": (1,)}
 #: Gumbel draws: traced for one use, the argmax (the exponential mechanism).
 GUMBEL = {"gumbel": ()}

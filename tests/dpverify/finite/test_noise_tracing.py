@@ -16,8 +16,8 @@ import pytest
 
 from dpverify import from_sampler
 from dpverify.errors import MechanismError
-from dpverify.finite._linear import Linear, NoiseVariable
-from dpverify.finite._noise import feasible
+from dpverify.finite.sampler._linear import Linear, NoiseVariable
+from dpverify.finite.sampler._noise import feasible
 
 
 def paths(sampler, dataset, **options):
@@ -259,7 +259,7 @@ def test_expovariate_reads_a_rate():
 
 
 def test_a_cycle_of_comparisons_keeps_only_what_the_others_do_not_imply():
-    from dpverify.finite._noise import without_redundant_cycles
+    from dpverify.finite.sampler._noise import without_redundant_cycles
 
     a_below_b, c_below_b, a_below_c = form(0, (0, -1), (1, 1)), form(0, (1, 1), (2, -1)), form(0, (0, -1), (2, 1))
     reduced = without_redundant_cycles([a_below_b, c_below_b, a_below_c], laplace(0, 1, 2))

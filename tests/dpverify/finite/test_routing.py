@@ -1,4 +1,4 @@
-"""Routing of module-level randomness (dpverify.finite._routing, from_sampler(..., patch=...)).
+"""Routing of module-level randomness (dpverify.finite.sampler._routing, from_sampler(..., patch=...)).
 
 The samplers of _user_randomness.py draw from module-level generators only; routed, their exact
 distributions are worked out in their docstrings. Every test also checks that the modules are
@@ -20,8 +20,8 @@ import pytest
 
 from dpverify import Distribution, from_sampler
 from dpverify.errors import InvalidArgument, MechanismError, NondeterministicMechanism
-from dpverify.finite._exact_random import ExactRandom
-from dpverify.finite._routing import route, routed_places
+from dpverify.finite.sampler._exact_random import ExactRandom
+from dpverify.finite.sampler._routing import route, routed_places
 from dpverify.integrations.cli import main
 
 from . import _user_randomness as user

@@ -21,7 +21,7 @@ import pytest
 import dpverify
 from dpverify import Distribution, from_sampler
 from dpverify.errors import NondeterministicMechanism
-from dpverify.finite.sampling import ZERO_DRAW_REPLAYS
+from dpverify.finite.sampler.sampling import ZERO_DRAW_REPLAYS
 
 KEEP = math.e / (1 + math.e)  # randomized response at eps = 1
 

@@ -1,4 +1,4 @@
-"""from_sampler (dpverify.finite.sampling): exact distributions of sampling code by path enumeration.
+"""from_sampler (dpverify.finite.sampler.sampling): exact distributions of sampling code by path enumeration.
 
 Every expected distribution is worked out by hand in a comment; each path's probability is the
 product of its branch probabilities and equal outputs add up.
@@ -21,7 +21,7 @@ import sympy
 import dpverify
 from dpverify import Distribution, from_sampler
 from dpverify.errors import EnumerationTooLarge, InvalidArgument, MechanismError, NondeterministicMechanism
-from dpverify.finite.sampling import Enumeration, SamplerMechanism
+from dpverify.finite.sampler.sampling import Enumeration, SamplerMechanism
 
 F = Fraction
 P = Fraction(3, 4)

@@ -3,7 +3,7 @@
 Users write mechanisms as samplers — ``def mechanism(dataset, rng): ...`` drawing from a random
 generator and returning one output. :func:`from_sampler` turns such a sampler into a
 :class:`~dpverify.finite.mechanism.Mechanism` (dataset -> exact :class:`Distribution`) without
-drawing anything. The ``rng`` it passes (:class:`~dpverify.finite._exact_random.ExactRandom`)
+drawing anything. The ``rng`` it passes (:class:`~dpverify.finite.sampler._exact_random.ExactRandom`)
 answers each draw as a *choice point* with finitely many branches and their exact probabilities;
 a run of the sampler takes one branch at each choice point, so one run is one *execution path*,
 of probability the product of its branch probabilities. The paths are enumerated depth first by
@@ -14,7 +14,7 @@ branch. The outputs of all paths are merged into the distribution:
     P(output = o) = sum over paths ending in o of  prod_{choice points on the path} P(branch taken).
 
 Lazy uniforms (``rng.random()``) are choice points too: a comparison ``u < t`` splits the interval
-the uniform is known to lie in (see :class:`~dpverify.finite._lazy.LazyUniform`). A branch
+the uniform is known to lie in (see :class:`~dpverify.finite.sampler._lazy.LazyUniform`). A branch
 probability that is irrational (a threshold ``exp(-1/2)``, a Poisson draw) is a certified
 :class:`~dpverify.finite._numbers.Enclosure`; the path's mass is then carried as rational bounds
 and the distribution holds floats (the middle of each output's bounds, whose relative width must be
@@ -72,7 +72,14 @@ from typing import Any
 import numpy as np
 
 from dpverify.errors import EnumerationTooLarge, InvalidArgument, MechanismError, NondeterministicMechanism
-from dpverify.finite._exact_random import (
+from dpverify.finite._global_random import (  # the readers live there now; the old names still work here
+    _check_global_states,
+    _ctypes_layout,  # noqa: F401
+    _global_states,
+    _numpy_state,  # noqa: F401
+)
+from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
+from dpverify.finite.sampler._exact_random import (
     DEFAULT_MAX_DEPTH,
     SUPPORTED_CALLS,
     ExactRandom,
@@ -81,16 +88,9 @@ from dpverify.finite._exact_random import (
     _Abort,
     _Suspend,
 )
-from dpverify.finite._global_random import (  # the readers live there now; the old names still work here
-    _check_global_states,
-    _ctypes_layout,  # noqa: F401
-    _global_states,
-    _numpy_state,  # noqa: F401
-)
-from dpverify.finite._linear import GUMBEL_BASE, Linear
-from dpverify.finite._noise import Noisy, TracedOutputs, TracedPath, without_redundant_cycles
-from dpverify.finite._routing import module_names, route
-from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
+from dpverify.finite.sampler._linear import GUMBEL_BASE, Linear
+from dpverify.finite.sampler._noise import Noisy, TracedOutputs, TracedPath, without_redundant_cycles
+from dpverify.finite.sampler._routing import module_names, route
 from dpverify.types import RealNumber, Sampler
 from dpverify.validation import check_bool, check_callable, check_integer, check_number, exact_number
 
@@ -157,7 +157,7 @@ def from_sampler(
     with thresholds (``u < p``, ``<=``, ``>``, ``>=``; elementwise on arrays, giving bool arrays),
     each comparison branching with the exact probability of the part of its interval below ``p``,
     so coins (``rng.random() < p``) and inverse-CDF sampling of finite distributions are exact.
-    Arithmetic on it is followed exactly (:mod:`dpverify.finite._lazy`): affine maps, ``np.log``,
+    Arithmetic on it is followed exactly (:mod:`dpverify.finite.sampler._lazy`): affine maps, ``np.log``,
     ``np.exp``, ``np.sqrt``, powers and the other monotone maps, ``abs``/``np.sign`` split at 0,
     ``int``/``np.floor``/``np.round`` (one branch per integer), ``np.isclose``; each comparison maps
     back to a threshold on ``u``, a Fraction when rational, else a certified enclosure. The model:
@@ -167,7 +167,7 @@ def from_sampler(
     number ``a*u + b`` returned as the output is released as a density (``u`` uniform on the interval
     its comparisons left); other maps of ``u`` returned are refused.
 
-    Continuous noise is traced (:mod:`dpverify.finite._noise`): ``laplace(loc, scale, size)``,
+    Continuous noise is traced (:mod:`dpverify.finite.sampler._noise`): ``laplace(loc, scale, size)``,
     ``exponential(scale, size)``, ``standard_exponential`` and Python's ``expovariate`` return noisy
     values (affine forms in noise variables); comparisons branch and keep their constraint,
     ``argmax``/``max``/``sort`` of a noisy vector are one choice, and each path's probability is an
@@ -211,7 +211,7 @@ def from_sampler(
             while the sampler runs: ``random.random()``, ``np.random.rand()``, ``secrets.choice``,
             a ``SystemRandom()`` / ``np.random.RandomState(seed)`` / ``np.random.default_rng()``
             built inside, and such names imported into the modules (``from random import random``);
-            restored afterwards. See :mod:`dpverify.finite._routing` for what is patched and what
+            restored afterwards. See :mod:`dpverify.finite.sampler._routing` for what is patched and what
             cannot be routed. None: nothing is routed, and global generator use is refused.
         outputs: with ``tail``, the sampler's every possible output, declared by you (a finite
             collection, read as outputs are): the unexplored mass then falls on these only, so
@@ -742,7 +742,7 @@ def _outcome(value: Any, name: str, dataset: Any) -> Hashable:
 
 def _released_uniform(value: LazyUniform, name: str, dataset: Any) -> Linear:
     """A real number ``a*u + b`` computed from a lazy uniform ``u`` and returned: its form in the path's
-    variable for ``u`` (uniform on the interval its comparisons left, :mod:`dpverify.finite._noise`),
+    variable for ``u`` (uniform on the interval its comparisons left, :mod:`dpverify.finite.sampler._noise`),
     a density once integrated. Other maps (``np.log(u)``), and irrational ends of the interval, are
     refused: their densities are not exact piecewise exponentials here."""
     draw = value._draw

@@ -3,7 +3,7 @@
 The model. ``u = rng.random()`` is a *real* uniform on ``[0, 1)`` (not a float): ``P(u < t) = t``.
 It is known only by the interval ``[lo, hi)`` its comparisons so far have left it in; a comparison
 with a threshold inside that interval is a choice point of the run (see
-:mod:`dpverify.finite._exact_random`) with the exact probability of either side.
+:mod:`dpverify.finite.sampler._exact_random`) with the exact probability of either side.
 
 A sampler may compute with it. A :class:`LazyValue` ``x = f(u)`` follows ``u`` through
 
@@ -20,7 +20,7 @@ Each map is strictly monotone where it is applied, so ``f`` is, and
 
 * a comparison ``x < c`` (``<=``, ``>``, ``>=``; elementwise with numpy arrays) is the comparison
   ``u < f^-1(c)`` — ``u > f^-1(c)`` where ``f`` decreases — mapped back through the inverse maps
-  (:mod:`dpverify.finite._lazy_map`) to an exact point (:mod:`dpverify.finite._lazy_real`);
+  (:mod:`dpverify.finite.sampler._lazy_map`) to an exact point (:mod:`dpverify.finite.sampler._lazy_real`);
   ``np.isclose(x, c, rtol, atol)`` is
   ``|x - c| <= atol + rtol * |c|`` with that formula applied exactly (two comparisons);
   ``x == c`` is False and ``x != c`` True, with probability 1;
@@ -55,8 +55,8 @@ power of a value that can be negative there: compare it with 0 first); values of
 draws combined or compared (``u + v``); two values of one draw combined other than affinely; and a
 lazy value returned as the sampler's output (a real-valued output: check it statistically).
 
-Modules: this one holds the draw, comparisons and refusals; :mod:`dpverify.finite._lazy_arithmetic`
-the operators and integer-valued maps; :mod:`dpverify.finite._lazy_ufuncs` the numpy protocol.
+Modules: this one holds the draw, comparisons and refusals; :mod:`dpverify.finite.sampler._lazy_arithmetic`
+the operators and integer-valued maps; :mod:`dpverify.finite.sampler._lazy_ufuncs` the numpy protocol.
 """
 
 from __future__ import annotations
@@ -71,11 +71,20 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpverify.errors import InvalidArgument, MechanismError
-from dpverify.finite._lazy_arithmetic import LazyArithmetic
-from dpverify.finite._lazy_map import IDENTITY, Map
-from dpverify.finite._lazy_real import MAX_PRECISION, Inseparable, Node, Point, enclosure, order, point_text, share
-from dpverify.finite._lazy_ufuncs import array_function, array_ufunc
 from dpverify.finite._numbers import WAYS_ON, Enclosure, _describe, _number
+from dpverify.finite.sampler._lazy_arithmetic import LazyArithmetic
+from dpverify.finite.sampler._lazy_map import IDENTITY, Map
+from dpverify.finite.sampler._lazy_real import (
+    MAX_PRECISION,
+    Inseparable,
+    Node,
+    Point,
+    enclosure,
+    order,
+    point_text,
+    share,
+)
+from dpverify.finite.sampler._lazy_ufuncs import array_function, array_ufunc
 
 __all__ = ["LazyUniform", "LazyValue"]
 

@@ -13,8 +13,8 @@ Where numpy's and Python's meanings differ, the view answers Python's: ``randint
 ``rng.choice(n)`` draws from ``range(n)``). Continuous draws (``uniform``, ``gauss``, ...), bytes and
 the generator's state are refused with a :class:`~dpverify.errors.MechanismError` naming the call,
 and so is every other public name of ``random.Random`` and ``random.SystemRandom`` (by construction,
-:func:`~dpverify.finite._refusals.refuse_the_rest`). The routed module-level calls of
-:mod:`dpverify.finite._routing` (``random.random()``, ``SystemRandom()``, ``secrets.choice``) land here.
+:func:`~dpverify.finite.sampler._refusals.refuse_the_rest`). The routed module-level calls of
+:mod:`dpverify.finite.sampler._routing` (``random.random()``, ``SystemRandom()``, ``secrets.choice``) land here.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from dpverify.errors import InvalidArgument, MechanismError
-from dpverify.finite._noise import STATISTICAL_WAY
 from dpverify.finite._numbers import WAYS_ON, _arguments, _integer
-from dpverify.finite._refusals import PYTHON_APIS, refuse_the_rest
+from dpverify.finite.sampler._noise import STATISTICAL_WAY
+from dpverify.finite.sampler._refusals import PYTHON_APIS, refuse_the_rest
 
 __all__ = ["PythonRandom", "COPY_REFUSAL"]
 
@@ -50,7 +50,7 @@ class PythonRandom(random.SystemRandom):
         self._exact = exact
 
     def random(self) -> Any:
-        """A lazy uniform on [0, 1) (see :class:`~dpverify.finite._lazy.LazyUniform`)."""
+        """A lazy uniform on [0, 1) (see :class:`~dpverify.finite.sampler._lazy.LazyUniform`)."""
         return self._exact.random()
 
     def randrange(self, start: Any, stop: Any = None, step: Any = 1) -> int:
@@ -59,14 +59,14 @@ class PythonRandom(random.SystemRandom):
 
     def gauss(self, mu: Any = 0.0, sigma: Any = 1.0) -> Any:
         """A traced Gaussian value ``mu + N(0, sigma^2)``: released only (see
-        :meth:`dpverify.finite._noise_draws.NoiseDraws.normal`)."""
+        :meth:`dpverify.finite.sampler._noise_draws.NoiseDraws.normal`)."""
         return self._exact.gauss(mu, sigma)
 
     normalvariate = gauss
 
     def expovariate(self, lambd: Any = 1.0) -> Any:
         """A traced exponential value of rate ``lambd`` (scale ``1 / lambd``; see
-        :mod:`dpverify.finite._noise`)."""
+        :mod:`dpverify.finite.sampler._noise`)."""
         from fractions import Fraction
 
         from dpverify.finite._numbers import _number

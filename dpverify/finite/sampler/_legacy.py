@@ -1,7 +1,7 @@
 """numpy's legacy ``RandomState`` draws with numpy's meanings, answered exactly by the exact rng.
 
 Code written against ``np.random.RandomState`` (scikit-learn's ``check_random_state``, diffprivlib,
-``np.random.rand()`` routed by :mod:`dpverify.finite._routing`) calls names that numpy's
+``np.random.rand()`` routed by :mod:`dpverify.finite.sampler._routing`) calls names that numpy's
 ``Generator`` does not have: ``random_sample``, ``rand``, ``randint``, ``random_integers``,
 ``tomaxint``. :class:`LegacyDraws` answers them through the exact rng's own ``random`` and
 ``integers`` (so they are the same choice points): uniforms are lazy, integers uniform over their

@@ -1,5 +1,5 @@
 """Exact real numbers for lazy uniforms: the thresholds on ``u`` that comparisons of values
-computed from it map back to (see :mod:`dpverify.finite._lazy_map`), with an exact identity and
+computed from it map back to (see :mod:`dpverify.finite.sampler._lazy_map`), with an exact identity and
 certified enclosures.
 
 Points. A threshold ``f^-1(y)`` and the ends of the interval a uniform is known to lie in are

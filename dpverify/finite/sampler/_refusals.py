@@ -1,9 +1,9 @@
 """Refusal by construction: every public name of a generator API the exact rng stands in for is an
 exact draw or a refusal, never an inherited method that draws real randomness.
 
-The exact rng (:class:`~dpverify.finite._exact_random.ExactRandom`) is an instance of numpy's
+The exact rng (:class:`~dpverify.finite.sampler._exact_random.ExactRandom`) is an instance of numpy's
 ``RandomState`` so that code checking ``isinstance(x, np.random.RandomState)`` accepts it, and its
-Python view (:class:`~dpverify.finite._python_random.PythonRandom`) is an instance of
+Python view (:class:`~dpverify.finite.sampler._python_random.PythonRandom`) is an instance of
 ``random.SystemRandom``. Subclassing inherits every method of those classes, and an inherited method
 would draw from the hidden generator silently. So each class is closed when it is created:
 :func:`refuse_the_rest` walks the public names of the APIs it stands in for and installs a refusal

@@ -1,8 +1,8 @@
 """The exact rng's continuous draws: ``laplace`` and ``exponential`` as traced noise variables.
 
-:class:`NoiseDraws` is a mixin of :class:`~dpverify.finite._exact_random.ExactRandom`: the draws
+:class:`NoiseDraws` is a mixin of :class:`~dpverify.finite.sampler._exact_random.ExactRandom`: the draws
 (numpy's ``Generator`` and ``RandomState`` share their signatures; Python's ``expovariate`` is on
-the ``random.Random`` view) and the choice points of traced values (:mod:`dpverify.finite._noise`):
+the ``random.Random`` view) and the choice points of traced values (:mod:`dpverify.finite.sampler._noise`):
 a comparison, a k-way extreme, an order. Each choice point's branches carry their constraints; the
 mass of such a branch is deferred to the end of the path (``Deferred`` in the signature: factor 1
 now, the integral later).
@@ -19,9 +19,9 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpverify.errors import MechanismError
-from dpverify.finite._linear import GUMBEL_BASE, Linear, NoiseVariable
-from dpverify.finite._noise import STATISTICAL_WAY, Deferred, NoisePath, Noisy, NoisyArray, as_form, feasible
 from dpverify.finite._numbers import Enclosure, _arguments, _number, enclosure_of
+from dpverify.finite.sampler._linear import GUMBEL_BASE, Linear, NoiseVariable
+from dpverify.finite.sampler._noise import STATISTICAL_WAY, Deferred, NoisePath, Noisy, NoisyArray, as_form, feasible
 
 __all__ = ["NoiseDraws"]
 
@@ -88,7 +88,7 @@ class NoiseDraws:
 
     def laplace(self, loc: Any = 0.0, scale: Any = 1.0, size: Any = None) -> Any:
         """A traced Laplace value ``loc + X`` (``X`` of density ``exp(-|x|/scale) / (2 scale)``), or a
-        :class:`~dpverify.finite._noise.NoisyArray` of independent ones with ``size`` (parameters
+        :class:`~dpverify.finite.sampler._noise.NoisyArray` of independent ones with ``size`` (parameters
         broadcast as in numpy)."""
         return self._noise_draw("laplace", "rng.laplace", (loc, scale), size)
 
@@ -329,7 +329,7 @@ class NoiseDraws:
         """The indices of ``lane`` in increasing order: the smallest of the elements left, chosen as
         :meth:`_extreme` chooses, again and again (each step constrains the chosen element below the
         rest; at the end of the path the chain implies the others, which are then dropped:
-        :func:`~dpverify.finite._noise.without_redundant_cycles`). Equal constants keep their index
+        :func:`~dpverify.finite.sampler._noise.without_redundant_cycles`). Equal constants keep their index
         order, as numpy's sort does for up to 16 elements or with ``kind="stable"``; beyond, numpy
         orders them as its algorithm goes, so a longer lane with equal constants is refused."""
         if not stable and len(lane) > 16:

@@ -5,7 +5,7 @@ return a fresh *noise variable* ``X_i`` (:class:`NoiseVariable`, numbered in dra
 execution path), and arithmetic keeps the affine form ``c + sum_i a_i X_i`` (:class:`Linear`) with
 exact rational ``c`` and ``a_i`` (a float constant is its exact binary value). A comparison of a
 form with a constant or another form is a constraint ``form > 0`` on the path
-(:mod:`dpverify.finite._noise`); the path's probability is the integral of the noise densities over
+(:mod:`dpverify.finite.sampler._noise`); the path's probability is the integral of the noise densities over
 the region its constraints cut out (:mod:`dpverify.densities.traced`). Ties have probability 0, so a
 constraint is always read strict.
 """

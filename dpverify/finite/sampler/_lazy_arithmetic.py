@@ -1,17 +1,17 @@
-"""Arithmetic on lazy uniforms: the maps a :class:`~dpverify.finite._lazy.LazyValue` ``x = f(u)``
+"""Arithmetic on lazy uniforms: the maps a :class:`~dpverify.finite.sampler._lazy.LazyValue` ``x = f(u)``
 is built from, the splits at kinks and the domain checks, and the integer-valued maps.
 
-:class:`LazyArithmetic` is the base of :class:`~dpverify.finite._lazy.LazyUniform`: its operators
-extend the value's :class:`~dpverify.finite._lazy_real.Map` by one step (affine maps merged), so a
+:class:`LazyArithmetic` is the base of :class:`~dpverify.finite.sampler._lazy.LazyUniform`: its operators
+extend the value's :class:`~dpverify.finite.sampler._lazy_real.Map` by one step (affine maps merged), so a
 value is always its draw, a map and whether a float constant went in. Where a map is only piecewise
 monotone (``abs``, ``np.sign``, ``c / x``, integer powers, ``np.cbrt``) the value is first split at
 ``x = 0`` by a comparison, a choice point only when ``x`` takes both signs on the current interval;
 where a map is undefined on part of the interval (``np.log`` of a value that can be negative) it is
 refused. ``floor``, ``ceil``, ``trunc`` and ``round`` find the integer cell of ``x`` by comparisons
 with the cells' edges (bisection of a bounded range, a chain from the bounded end of a range
-unbounded on one side): see :mod:`dpverify.finite._lazy` for the model.
+unbounded on one side): see :mod:`dpverify.finite.sampler._lazy` for the model.
 
-The comparisons, refusals and the draw itself are the subclass's (:mod:`dpverify.finite._lazy`);
+The comparisons, refusals and the draw itself are the subclass's (:mod:`dpverify.finite.sampler._lazy`);
 the methods this class needs from it are declared below and raise if called on it alone.
 """
 
@@ -25,9 +25,9 @@ from typing import Any, NoReturn
 import numpy as np
 from mpmath.libmp import finf, fninf, to_rational
 
-from dpverify.finite._lazy_map import IDENTITY, Map, Step
-from dpverify.finite._lazy_real import Inseparable, Node, Point, enclosure_interval, order, point_text, show
 from dpverify.finite._numbers import _describe
+from dpverify.finite.sampler._lazy_map import IDENTITY, Map, Step
+from dpverify.finite.sampler._lazy_real import Inseparable, Node, Point, enclosure_interval, order, point_text, show
 
 __all__ = ["LazyArithmetic"]
 

@@ -6,7 +6,7 @@ The steps are affine maps ``a*x + b`` (``a != 0``), exponentials ``c**x``, logar
 than 1; ``a``, ``b``, ``p`` rationals: a float constant is its binary value). A map runs forward
 on exact points (the range of ``x`` over an interval of ``u``) and backward: a comparison
 ``x < y`` is ``u < f^-1(y)`` (``u > f^-1(y)`` when ``f`` decreases), with ``f^-1(y)`` an exact
-point of :mod:`dpverify.finite._lazy_real` (beyond the range of a step, ``±inf`` on the side that
+point of :mod:`dpverify.finite.sampler._lazy_real` (beyond the range of a step, ``±inf`` on the side that
 keeps every answer). Maps are simplified as they grow: affine maps merged, ``exp_c(log_c(x))`` and
 ``log_c(exp_c(x))`` cancelled, powers of powers merged, so equal maps compare equal.
 """
@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from dpverify.finite._lazy_real import Point, _affine_text, _rises, affine, exp, log, order, power, show
+from dpverify.finite.sampler._lazy_real import Point, _affine_text, _rises, affine, exp, log, order, power, show
 
 __all__ = ["Step", "Map", "IDENTITY"]
 

@@ -1,36 +1,36 @@
 """The exact random source ``rng`` that :func:`dpverify.from_sampler` hands to a sampler.
 
 :class:`ExactRandom` answers the commonly used draws of numpy's ``Generator``, of numpy's legacy
-``RandomState`` (:mod:`dpverify.finite._legacy`) and of Python's ``random.Random`` without drawing
+``RandomState`` (:mod:`dpverify.finite.sampler._legacy`) and of Python's ``random.Random`` without drawing
 anything: every draw is a *choice point* with finitely many
 branches and their exact probabilities. One run of the sampler follows one branch at each choice
 point (the branches a caller asks for by a prefix of branch indices, the first branch after it),
-and records the choice points it met, so :mod:`dpverify.finite.sampling` can enumerate every
+and records the choice points it met, so :mod:`dpverify.finite.sampler.sampling` can enumerate every
 execution path depth first and weight each by the product of its branch probabilities.
 
-``rng.random()`` returns a :class:`~dpverify.finite._lazy.LazyUniform`: a uniform on ``[0, 1)`` that is never drawn. It
+``rng.random()`` returns a :class:`~dpverify.finite.sampler._lazy.LazyUniform`: a uniform on ``[0, 1)`` that is never drawn. It
 keeps the interval ``[lo, hi)`` (exact Fractions) it is known to lie in; a comparison with a
 threshold ``t`` inside the interval is a choice point with two branches, ``u < t`` with probability
 ``(t - lo) / (hi - lo)`` and ``u >= t`` with the rest, and narrows the interval on each. So a
 Bernoulli coin ``rng.random() < p`` and inverse-CDF sampling of a finite distribution are exact.
 Ties ``u == t`` have probability 0, so ``<`` and ``<=`` (``>`` and ``>=``) branch alike.
 Arithmetic on a lazy uniform (``u * 3``, ``np.log(u)``, ``int(u * k)``) is followed exactly, each
-comparison of the result mapped back to a threshold on ``u`` (see :mod:`dpverify.finite._lazy`);
+comparison of the result mapped back to a threshold on ``u`` (see :mod:`dpverify.finite.sampler._lazy`);
 ``float(u)`` (so ``math.log(u)``) is refused: it would need the value, which is never drawn.
 
 Where real code expects a generator. The exact rng is an instance of ``np.random.RandomState``, so
 ``random_state=rng`` passes scikit-learn's ``check_random_state`` (and diffprivlib's, built on it);
 ``rng.python`` is its ``random.Random`` / ``secrets.SystemRandom`` view
-(:mod:`dpverify.finite._python_random`). Subclassing ``RandomState`` would inherit methods that draw
+(:mod:`dpverify.finite.sampler._python_random`). Subclassing ``RandomState`` would inherit methods that draw
 from a hidden Mersenne Twister, so the class is closed by construction: every public name of
 ``RandomState``, ``Generator``, ``random.Random`` and ``random.SystemRandom`` is an exact draw here or
-a refusal naming the call (:mod:`dpverify.finite._refusals`). ``RandomState.__init__`` is never run
+a refusal naming the call (:mod:`dpverify.finite.sampler._refusals`). ``RandomState.__init__`` is never run
 (it seeds a Mersenne Twister, about 100 us): the hidden bit generator stays ``None``, so even an
 inherited method could not draw, it would fail.
 
 Numbers: exact probabilities and weights (``int``, ``Fraction``, ``Decimal``, sympy rationals) stay
 exact Fractions. A float is its binary value and marks the path *inexact*: the distribution that
-:mod:`dpverify.finite.sampling` builds then holds floats (each total computed exactly from the
+:mod:`dpverify.finite.sampler.sampling` builds then holds floats (each total computed exactly from the
 binary values and rounded once), as the float error model of :mod:`dpverify.verdict.engine` expects.
 """
 
@@ -54,14 +54,14 @@ from dpverify.errors import (
     MechanismError,
     NondeterministicMechanism,
 )
-from dpverify.finite._lazy import LazyUniform
-from dpverify.finite._legacy import LegacyDraws
-from dpverify.finite._noise import Deferred, NoisePath
-from dpverify.finite._noise_draws import NoiseDraws, refuse_untraced
 from dpverify.finite._numbers import WAYS_ON, Enclosure, _arguments, _describe, _integer, _number, poisson_hazard
-from dpverify.finite._python_random import COPY_REFUSAL, PythonRandom
-from dpverify.finite._refusals import GENERATOR_APIS, refuse_the_rest
-from dpverify.finite._weights import _Probabilities, _weights
+from dpverify.finite.sampler._lazy import LazyUniform
+from dpverify.finite.sampler._legacy import LegacyDraws
+from dpverify.finite.sampler._noise import Deferred, NoisePath
+from dpverify.finite.sampler._noise_draws import NoiseDraws, refuse_untraced
+from dpverify.finite.sampler._python_random import COPY_REFUSAL, PythonRandom
+from dpverify.finite.sampler._refusals import GENERATOR_APIS, refuse_the_rest
+from dpverify.finite.sampler._weights import _Probabilities, _weights
 
 __all__ = ["ExactRandom", "LazyUniform", "SUPPORTED_CALLS", "ROUTING", "RouteSlot"]
 
@@ -91,7 +91,7 @@ class _Abort(BaseException):
 
 class _Suspend(BaseException):
     """Stops a run whose mass fell below the enumeration's cutoff: the path is left for a later,
-    finer pass (see :mod:`dpverify.finite.sampling`). A BaseException, like :class:`_Abort`."""
+    finer pass (see :mod:`dpverify.finite.sampler.sampling`). A BaseException, like :class:`_Abort`."""
 
 
 #: Paths longer than this many draws are refused (a loop that does not end), unless the sampler's
@@ -146,7 +146,7 @@ def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
 
 @dataclass
 class RouteSlot:
-    """The routing of module-level randomness in force in a context (:mod:`dpverify.finite._routing`):
+    """The routing of module-level randomness in force in a context (:mod:`dpverify.finite.sampler._routing`):
     the patched places (``(module name, attribute)``) it asked for, and the exact rng their calls go
     to (the one given to the routing, or else the last one made inside it)."""
 
@@ -774,7 +774,7 @@ for _name in ("bytes", "randbytes"):
         "rng.integers(0, 256, size=n)) and convert them."
     ))
 #: The public names of numpy's and Python's generators refused because the rng has no exact answer
-#: for them (nothing is inherited from RandomState: see dpverify.finite._refusals).
+#: for them (nothing is inherited from RandomState: see dpverify.finite.sampler._refusals).
 REFUSED_BY_CONSTRUCTION = refuse_the_rest(ExactRandom, GENERATOR_APIS, lambda name: _refused_call(
     name, f"is not a draw the exact rng answers; it answers {SUPPORTED_CALLS}. Draw the same with those, or check "
     "the sampler statistically with dpverify.estimate."

@@ -2,7 +2,7 @@
 
 The exact rng cannot enumerate a continuous draw, so it does not draw it. ``rng.laplace(loc, scale)``
 returns a :class:`Noisy` value: the affine form ``loc + X_i`` in a fresh noise variable ``X_i``
-(:class:`~dpverify.finite._linear.NoiseVariable`), and the sampler computes with it as with a number:
+(:class:`~dpverify.finite.sampler._linear.NoiseVariable`), and the sampler computes with it as with a number:
 
 * **arithmetic** keeps affine forms with exact coefficients: ``q + x``, ``x - y``, ``c * x``,
   ``x / c``, ``-x``, ``sum``; a float constant is its exact binary value;
@@ -23,7 +23,7 @@ returns a :class:`Noisy` value: the affine form ``loc + X_i`` in a fresh noise v
 A path's probability is its discrete mass (coins, integers, subsampling: exact as ever) times the
 integral of the noise densities over the region its constraints cut out, which
 :mod:`dpverify.densities.traced` computes exactly. A sampler that returns a noisy value returns the
-form itself (a :class:`~dpverify.finite._linear.Linear` in its output), and its output is a density.
+form itself (a :class:`~dpverify.finite.sampler._linear.Linear` in its output), and its output is a density.
 
 The model is real arithmetic, as for lazy uniforms: ``q + x`` is the real sum. The float program
 that rounds it may leak where the real one does not (Mironov 2012); a verdict on traced noise says
@@ -48,11 +48,11 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpverify.errors import MechanismError
-from dpverify.finite._lazy_ufuncs import objects
-from dpverify.finite._linear import Linear, NoiseVariable
 from dpverify.finite._numbers import _number
+from dpverify.finite.sampler._lazy_ufuncs import objects
+from dpverify.finite.sampler._linear import Linear, NoiseVariable
 
-#: The exact rng of the run (dpverify.finite._exact_random.ExactRandom, not imported: it imports this module).
+#: The exact rng of the run (dpverify.finite.sampler._exact_random.ExactRandom, not imported: it imports this module).
 ExactRandom = Any
 
 __all__ = ["Noisy", "NoisyArray", "Deferred", "NoisePath", "TracedPath", "TracedOutputs", "STATISTICAL_WAY"]
@@ -602,7 +602,7 @@ def as_form(value: Any) -> Linear:
 @dataclass(frozen=True)
 class TracedPath:
     """One execution path that drew continuous noise: its output (noisy values in it are their
-    :class:`~dpverify.finite._linear.Linear` forms), its discrete mass (the product of its finite
+    :class:`~dpverify.finite.sampler._linear.Linear` forms), its discrete mass (the product of its finite
     branch probabilities), its noise variables and its constraints (each ``form > 0``)."""
 
     output: Hashable

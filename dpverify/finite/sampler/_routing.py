@@ -41,7 +41,7 @@ own generator state; a C or Cython extension's generator, e.g. ``bit_generator.r
 generator objects made before the enumeration and kept (``_RNG = np.random.RandomState(1)`` at
 module level, ``random._inst`` or ``np.random.mtrand._rand`` used directly), ``random.Random(seed)``
 instances built inside, ``os.urandom``, and modules not named. Draws from those stay hidden; the
-global-generator check and the replays of :mod:`dpverify.finite.sampling` catch the ones that change
+global-generator check and the replays of :mod:`dpverify.finite.sampler.sampling` catch the ones that change
 Python's or numpy's global state or the output.
 """
 
@@ -62,8 +62,8 @@ from typing import Any
 import numpy as np
 
 from dpverify.errors import InvalidArgument, MechanismError
-from dpverify.finite._exact_random import ROUTING, ExactRandom, RouteSlot
 from dpverify.finite._numbers import _arguments
+from dpverify.finite.sampler._exact_random import ROUTING, ExactRandom, RouteSlot
 
 __all__ = ["route", "module_names", "routed_places", "STANDARD_MODULES"]
 

@@ -7,7 +7,7 @@ A ufunc on lazy operands applies the scalar operation the lazy value defines (``
 for scalars and elementwise (``np.frompyfunc`` over object arrays) when an operand is an array: a
 result without lazy values is converted to the plain dtype numpy would give (bool for comparisons,
 float for ``np.floor``). ``np.isclose`` is answered by its formula applied exactly (see
-:meth:`LazyUniform._within <dpverify.finite._lazy.LazyUniform>`); every other numpy function runs
+:meth:`LazyUniform._within <dpverify.finite.sampler._lazy.LazyUniform>`); every other numpy function runs
 numpy's own implementation (``np.round(x)`` then calls ``x.round()``).
 
 Functions here take the lazy class as an argument (``lazy_type``) rather than importing it: the
