@@ -630,6 +630,14 @@ def _decide_unexplored(pairs: RowPairs, epsilon: Any, delta: Any) -> Decision:
         return Decision(Verdict.VIOLATED, explored.epsilon_star, explored.delta_star, witness,
                         violated.certified_pairs, 0, violated.undecided_pairs, explored.sweep, (i, j),
                         tuple(sorted(read)), largest)
+    # a pure claim on declared outputs: the first row of each pair with its bound on every declared output
+    # (Proved only clear of rounding); otherwise both rows with their bounds on outcomes of their own
+    declared = pairs.declared if pairs.declared is not None and base is None and _is_zero_claim(delta) else None
+    if declared is None:
+        matrix = _unexplored.augmented(pairs.matrix, upper)
+        outcomes = [*pairs.outcome_names(), _unexplored.TAIL_P, _unexplored.TAIL_Q]
+    else:
+        matrix, outcomes = _unexplored.declared_augmented(pairs.matrix, upper, list(pairs.outcome_names()), declared)
     cache: dict[int, Mapping] = {}
 
     def augmented_row(index: int) -> Mapping:
@@ -640,33 +648,26 @@ def _decide_unexplored(pairs: RowPairs, epsilon: Any, delta: Any) -> Decision:
         mass = _unexplored.row_mass(content, tails, row)
         if mass == 0:
             return content
-        return {**content, (_unexplored.TAIL_P if index < rows else _unexplored.TAIL_Q): mass}
+        if declared is None:
+            return {**content, (_unexplored.TAIL_P if index < rows else _unexplored.TAIL_Q): mass}
+        if index >= rows:  # the second row of a pair: its explored part (Q(o) >= Q_e(o)), a plain mapping
+            return dict(content)
+        return {**content, **{o: content.get(o, 0) + mass for o in declared}}
 
     errors = pairs.errors()
-    if pairs.declared is not None and base is None and _is_zero_claim(delta):
-        holds = _holds_on_declared(pairs, epsilon, delta, upper, second, directed, errors)
-        read.update(row % rows for row in holds.read_rows)
-        certified = violated.certified_pairs + holds.certified_pairs
-        # only a proof clear of rounding: within the float error, the excess could be the unexplored mass itself
-        if holds.verdict is Verdict.HOLDS:
-            return Decision(holds.verdict, explored.epsilon_star, explored.delta_star, None, certified,
-                            0, 0, explored.sweep, None, tuple(sorted(read)), largest)
-        return Decision(Verdict.UNDECIDED, explored.epsilon_star, explored.delta_star, None, certified, 0,
-                        violated.undecided_pairs + holds.undecided_pairs, explored.sweep, None, tuple(sorted(read)),
-                        largest, _unexplored.declared_reason(largest, epsilon))
     holds = decide(replace(
-        pairs, matrix=_unexplored.augmented(pairs.matrix, upper), right=second + rows, pair_delta=base,
-        outcomes=[*pairs.outcome_names(), _unexplored.TAIL_P, _unexplored.TAIL_Q], exact_row=augmented_row,
+        pairs, matrix=matrix, right=second + rows, pair_delta=base, outcomes=outcomes, exact_row=augmented_row,
         row_error=np.concatenate([errors, errors]), label=lambda index: pairs.name(index % rows),
-        _logs=None, _columns=None, **{**directed, "_explored_only": False},
+        _logs=None, _columns=None, declared=None, **{**directed, "_explored_only": False},
     ), epsilon, delta)
     read.update(row % rows for row in holds.read_rows)
     certified = violated.certified_pairs + holds.certified_pairs
     undecided = violated.undecided_pairs + holds.undecided_pairs
-    if holds.verdict.passes:
+    if holds.verdict.passes if declared is None else holds.verdict is Verdict.HOLDS:
         return Decision(holds.verdict, explored.epsilon_star, explored.delta_star, None, certified,
                         holds.within_rounding_pairs, 0, explored.sweep, None, tuple(sorted(read)), largest)
-    reason = _unexplored.undecided_reason(largest, holds.sweep.delta_star, delta)
+    reason = (_unexplored.undecided_reason(largest, holds.sweep.delta_star, delta) if declared is None
+              else _unexplored.declared_reason(largest, epsilon))
     return Decision(Verdict.UNDECIDED, explored.epsilon_star, explored.delta_star, None, certified, 0, undecided,
                     explored.sweep, None, tuple(sorted(read)), largest, reason)
 
@@ -676,34 +677,6 @@ def _is_zero_claim(delta: Any) -> bool:
         return bool(delta == 0)
     except TypeError:
         return False
-
-
-def _holds_on_declared(pairs: RowPairs, epsilon: Any, delta: Any, upper: np.ndarray, second: np.ndarray,
-                       directed: dict[str, Any], errors: np.ndarray) -> Decision:
-    """The pure claim proved on declared outputs (:mod:`dpverify.verdict._unexplored`, "Declared
-    outputs"): every directed pair's first row with its unexplored bound added to each declared output."""
-    rows = pairs.matrix.shape[0]
-    tails = pairs.unexplored
-    assert pairs.declared is not None and tails is not None
-    declared = pairs.declared
-    matrix, names = _unexplored.declared_augmented(pairs.matrix, upper, list(pairs.outcome_names()), declared)
-    cache: dict[int, Mapping] = {}
-
-    def augmented_row(index: int) -> Mapping:
-        row = index % rows
-        content = cache.get(row)
-        if content is None:
-            content = cache[row] = pairs.exact(row)
-        if index >= rows:  # the second row of a pair: its explored part (Q(o) >= Q_e(o)), a plain mapping
-            return dict(content)
-        mass = _unexplored.row_mass(content, tails, row)
-        return {**content, **{o: content.get(o, 0) + mass for o in declared}}
-
-    return decide(replace(
-        pairs, matrix=matrix, right=second + rows, pair_delta=None, outcomes=names, exact_row=augmented_row,
-        row_error=np.concatenate([errors, errors]), label=lambda index: pairs.name(index % rows),
-        _logs=None, _columns=None, declared=None, **{**directed, "_explored_only": False},
-    ), epsilon, delta)
 
 
 def _bound(pairs: RowPairs, candidates: _Candidates, position: int, delta: Any) -> Any:
