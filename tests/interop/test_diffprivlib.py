@@ -126,7 +126,7 @@ def test_the_mutant_with_twice_the_parameter_is_violated(case):
     # 0.4767, Staircase 0.4527 -- each far above the claimed delta (0, or 1e-9 with a tail).
     doubled = 2 * case.value
     # a violation is found on explored paths alone: a coarser tail suffices (PermuteAndFlip at twice
-    # its epsilon runs 86,623 paths on (0, 0, 0) alone at tail 1e-12, 8,157 on all 27 datasets at 1e-3)
+    # its epsilon runs 95,697 paths on (0, 0, 0) alone at tail 1e-12, 9,603 on all 27 datasets at 1e-3)
     tail = None if case.tail is None else MUTANT_TAIL
     mutant = dpverify.from_sampler(samplers.constructed_with(case.sampler, **{case.parameter: doubled}),
                                    **({} if tail is None else {"tail": tail}))
@@ -273,13 +273,29 @@ def test_the_closed_forms_float_constants_are_diffprivlibs():
     assert float(forms.GeometricNoise(epsilon).a) == 1 + np.exp(Geometric(epsilon=epsilon)._scale)
 
 
-def test_a_tail_out_of_reach_is_refused_naming_the_cost_per_path_and_the_mass_reached():
+def test_a_tail_out_of_reach_is_refused_naming_the_cost_per_run_and_the_tail_reached():
     # issue 37: GaussianDiscrete at tail=1e-10 ran its 100,000 paths for 65 s before saying so. Most of each
-    # path is diffprivlib's own scale search (_find_scale, 54% of the time), rebuilt on every run; the refusal
-    # now says what a path costs, how much mass the finished paths carry, and to build such things once
+    # run is diffprivlib's own scale search (_find_scale, 54% of the time), rebuilt on every run; the refusal
+    # says what a run costs, the mass each pass by mass left, the tail the last one reached, and to build
+    # such things once. (With the default max_paths it is refused after its third pass, 2,280 runs, about
+    # 1.3 s: the pace, 0.65 of the mass kept per pass for 11x the runs, puts 1e-10 at about 1e54 runs.)
     mechanism = dpverify.from_sampler(samplers.gaussian_discrete, tail=1e-10, max_paths=300)
     with pytest.raises(EnumerationTooLarge, match=r"ran 300 times \(max_paths=300\) on dataset \(0,\) in .* ms per "
-                                                  r"path\) and still leaves more than tail=1e-10 of its probability "
-                                                  r"unexplored \(the paths finished carry .*\)\..*build what does not "
-                                                  r"depend on the draws once"):
+                                                  r"run\) and still leaves more than tail=1e-10 of its probability "
+                                                  r"unexplored\. Mass left unexplored by its passes: 0\.811 after 19, "
+                                                  r"0\.468 after 212 runs; tail=0\.47 stops after the same 212 runs\..*"
+                                                  r"build what does not depend on the draws once"):
         mechanism((0,))
+    # the tail named stops there: the passes' cutoffs do not depend on the tail
+    assert dpverify.from_sampler(samplers.gaussian_discrete, tail=0.47, max_paths=300).enumerate((0,)).paths == 212
+
+
+@pytest.mark.slow  # 1.3 s; the default twin is the max_paths=300 refusal above
+def test_a_tail_out_of_reach_is_refused_in_time_at_the_default_max_paths():
+    # The passes keep 0.811, 0.577, 0.647 of the mass left for 19, 193, 2,068 runs: at 0.647 per pass
+    # and 10.7x the runs, 1e-10 is 50 passes away, about 7e54 runs; refused after the third pass.
+    with pytest.raises(EnumerationTooLarge, match=r"cannot reach tail=1e-10 within max_paths=100,000 on dataset \(0,\): "
+                                                  r"at the pace of its passes by mass it needs about 7\.2\de\+54 runs "
+                                                  r"\(2,280 so far.*tail=0\.31 stops after the same 2,280 runs; at this "
+                                                  r"pace max_paths=100,000 reaches about tail=0\.2\."):
+        dpverify.from_sampler(samplers.gaussian_discrete, tail=1e-10)((0,))

@@ -22,11 +22,13 @@ below 2^-64, far inside the engine's float error model).
 
 Unbounded randomness. A loop that runs until a coin fails (``while rng.random() < p: k += 1``) or a
 draw with infinitely many outcomes (``geometric``, ``negative_binomial``, ``poisson``: chains of
-coins, "stop at k?") has infinitely many paths. With ``tail > 0`` they are explored by mass: a run
-whose mass drops below a cutoff (first ``tail``) is set aside at that choice point; when the pass
-is over and the mass set aside exceeds ``tail``, the cutoff is divided by 16 and the set-aside
-subtrees are explored again; so every path heavier than the final cutoff is explored, heaviest
-classes first, and what is left is at most ``tail``. That unexplored mass is exactly 1 minus the
+coins, "stop at k?") has infinitely many paths. With ``tail > 0`` they are explored by mass, in
+passes: a run whose mass drops below the pass's cutoff is set aside at that choice point; when the
+pass is over and the mass set aside exceeds ``tail``, the set-aside subtrees are explored again
+with a cutoff 16 times finer. The cutoffs are 1/16, 1/256, ... whatever the tail, so every path
+heavier than the final cutoff is explored, heaviest classes first, what is left is at most
+``tail``, and the mass one pass left is a tail that stops a run after that very pass (what a
+refusal names). That unexplored mass is exactly 1 minus the
 explored mass (checked), and the distribution carries it as ``unexplored``: the verdict accounts
 for it (a violation only from explored paths; an (eps, delta) claim holds only if the explored
 delta plus the unexplored mass fits; a pure claim with mass left is undecided). With ``tail = 0``
@@ -52,10 +54,16 @@ dataset so far, yet gives two datasets different outputs, is refused unless it i
 ``deterministic=True`` (a genuinely deterministic mechanism then gets its verdict, eps* = inf).
 
 Size. The path count is bounded by ``max_paths``. Past it (or once an estimate made after the first
-:data:`_ESTIMATE_AFTER` paths exceeds it four times over) the enumeration stops with
+1,000 paths exceeds it four times over) the enumeration stops with
 :class:`~dpverify.errors.EnumerationTooLarge`, giving an estimate of the path count: Knuth's
 estimator (the product of the branch counts along a path whose branches are drawn uniformly; its
-mean is the number of paths, Knuth 1975), averaged over :data:`_PROBES` such paths.
+mean is the number of paths, Knuth 1975), averaged over 64 such paths. With a tail the estimate is
+the passes' pace instead (:mod:`dpverify.finite.sampler._budget`): after each pass past the first
+1,000 runs, the share of the mass left that the last pass kept and its runs against the pass
+before's, carried on until the mass left is within ``tail``; a projection over four times
+``max_paths`` is refused then, naming the tail reached (a loop whose every finer pass multiplies the
+paths and takes little mass, as rejection sampling with branching rounds, is refused in seconds,
+not after ``max_paths`` runs).
 """
 
 from __future__ import annotations
@@ -71,7 +79,7 @@ from typing import Any
 
 import numpy as np
 
-from dpverify.errors import EnumerationTooLarge, InvalidArgument, MechanismError, NondeterministicMechanism
+from dpverify.errors import InvalidArgument, MechanismError, NondeterministicMechanism
 from dpverify.finite._global_random import (  # the readers live there now; the old names still work here
     _check_global_states,
     _ctypes_layout,  # noqa: F401
@@ -79,6 +87,15 @@ from dpverify.finite._global_random import (  # the readers live there now; the 
     _numpy_state,  # noqa: F401
 )
 from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
+from dpverify.finite.sampler._budget import (
+    CUTOFF_STEP,
+    ESTIMATE_AFTER,
+    PROBES,
+    Pass,
+    out_of_reach,
+    refuse_paths,
+    refuse_tail,
+)
 from dpverify.finite.sampler._exact_random import (
     DEFAULT_MAX_DEPTH,
     SUPPORTED_CALLS,
@@ -97,17 +114,14 @@ from dpverify.validation import check_bool, check_callable, check_integer, check
 __all__ = ["from_sampler", "SamplerMechanism", "Enumeration", "DEFAULT_MAX_PATHS", "SUPPORTED_CALLS"]
 
 DEFAULT_MAX_PATHS = 100_000
-#: Paths enumerated before the path count is first estimated (an early refusal of a huge sampler).
-_ESTIMATE_AFTER = 1_000
-#: Random paths averaged by the Knuth estimate of the path count.
-_PROBES = 64
 #: Paths replayed in full at the end besides the first (a uniform sample of the rest).
 _REPLAYS = 4
 _SEED = 20_240_618  # the probes' and the replay sample's own generator (never the global one)
 #: Replays of the one path of a sampler that drew nothing from ``rng`` on a dataset (module docstring).
 ZERO_DRAW_REPLAYS = 64
-#: Each finer pass over the paths left unexplored divides the mass cutoff by this.
-_CUTOFF_STEP = 16
+#: The first pass's mass cutoff: the passes' cutoffs are 16^-k whatever the tail, so the tail one
+#: pass reached is a tail a run would stop at after those very passes (module docstring).
+_FIRST_CUTOFF = Fraction(1, CUTOFF_STEP)
 #: Largest relative width of an enclosed output probability (far below the engine's float error).
 _ENCLOSURE_WIDTH = Fraction(1, 2**64)
 _ZERO, _ONE = Fraction(0), Fraction(1)
@@ -336,6 +350,7 @@ class _Search:
         self.enclosed: dict[Hashable, list[Fraction]] = {}
         self.inexact = False
         self.replays: list[_Path] = []
+        self.passes: list[Pass] = []  # the passes by mass finished so far (with a tail)
         self.traced: list[TracedPath] = []
         self.floats = False
         self.gumbel = False
@@ -366,19 +381,18 @@ class _Search:
             if position < base:
                 return
             if self.paths >= mechanism.max_paths:
-                mechanism._refuse(rng, dataset, self.paths, time.perf_counter() - self.started, tail=cutoff is not None,
-                                  explored=self.explored_mass() if cutoff is not None else None)
-            if self.paths == _ESTIMATE_AFTER and cutoff is None:
+                elapsed = time.perf_counter() - self.started
+                if cutoff is not None:
+                    refuse_tail(mechanism.__name__, mechanism.max_paths, mechanism.tail, dataset, elapsed, self.passes,
+                                runs=self.paths)
+                mechanism._refuse(rng, dataset, self.paths, elapsed)
+            if self.paths == ESTIMATE_AFTER and cutoff is None:
                 elapsed = time.perf_counter() - self.started
                 estimate = mechanism._estimate(rng, dataset)
                 if estimate > 4 * mechanism.max_paths:
                     mechanism._refuse(rng, dataset, self.paths, elapsed, estimate)
             prefix = indices[:position] + [indices[position] + 1]
             expected = signatures[: position + 1]
-
-    def explored_mass(self) -> Fraction:
-        """The probability of the paths finished so far (enclosed masses at their lower ends)."""
-        return sum((_fraction_sum(d) for d in self.exact.values()), sum((low for low, _ in self.enclosed.values()), _ZERO))
 
     def _add(self, output: Hashable, indices: list[int], signatures: list[Signature]) -> None:
         rng = self.rng
@@ -589,7 +603,7 @@ class SamplerMechanism:
         started = time.perf_counter()
         rng = ExactRandom(dataset, self.__name__, self.max_paths, max_depth=self.max_depth, tail=self.tail)
         search = _Search(self, rng, dataset, started)
-        cutoff = self.tail if self.tail > 0 else None  # paths lighter than this are left for a finer pass
+        cutoff = _FIRST_CUTOFF if self.tail > 0 else None  # paths lighter than this are left for a finer pass
         subtrees = [_Node([], [], (1, 1, None))]
         while True:
             suspended: list[_Node] = []
@@ -602,7 +616,9 @@ class SamplerMechanism:
             if unexplored <= self.tail:
                 break
             assert cutoff is not None, "a path was suspended without a cutoff"
-            cutoff /= _CUTOFF_STEP
+            search.passes.append(Pass(search.paths, unexplored, time.perf_counter() - started))
+            self._project(search, dataset)
+            cutoff /= CUTOFF_STEP
             subtrees = suspended
         for path in search.replays:
             self._replay(rng, dataset, path)
@@ -664,47 +680,27 @@ class SamplerMechanism:
         branch counts along each."""
         probe = random.Random(_SEED)
         total = 0
-        for _ in range(_PROBES):
+        for _ in range(PROBES):
             self._run(rng, dataset, [], [], probe)
             total += math.prod(signature[1] for signature in rng._signatures)
         try:
-            return total / _PROBES
+            return total / PROBES
         except OverflowError:  # beyond 1e308 paths
             return math.inf
 
-    def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None, *,
-                tail: bool = False, explored: Fraction | None = None) -> None:
-        """Raise EnumerationTooLarge after ``paths`` paths (enumerated in ``elapsed`` seconds); with a
-        ``tail``, naming the mass ``explored`` by then (so the tail these paths reach)."""
-        if tail:
-            left = "" if explored is None else (  # paths finish depth first: no tail this short run reaches
-                f" (the paths finished carry {float(explored):.3g} of it)"
-            )
-            raise EnumerationTooLarge(
-                f"the sampler {self.__name__} ran {paths:,} times (max_paths={self.max_paths:,}) on dataset "
-                f"{dataset!r} in {_seconds(elapsed)} ({elapsed / paths * 1e3:.3g} ms per path) and still leaves more "
-                f"than tail={float(self.tail):g} of its probability unexplored{left}. Allow a larger tail "
-                "(from_sampler(sampler, tail=...)), raise max_paths, make each run cheaper (build what does not "
-                "depend on the draws once, outside the sampler), or check it statistically with dpverify.estimate."
-            )
+    def _project(self, search: _Search, dataset: Any) -> None:
+        """Refuse, after a pass by mass, a tail the passes' pace puts beyond ``max_paths``."""
+        if search.paths >= ESTIMATE_AFTER:
+            projected = out_of_reach(search.passes, self.tail, self.max_paths)
+            if projected is not None:
+                refuse_tail(self.__name__, self.max_paths, self.tail, dataset, search.passes[-1].seconds,
+                            search.passes, projected=projected)
+
+    def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None) -> None:
+        """Raise EnumerationTooLarge after ``paths`` paths (``elapsed`` seconds), with Knuth's estimate."""
         early = estimate is not None
-        estimate = self._estimate(rng, dataset) if estimate is None else estimate
-        per_path = elapsed / paths
-        when = f"estimated after the first {paths:,} paths" if early else f"{paths:,} enumerated so far"
-        count = max(estimate, paths + 1)
-        size = "more than 1e308" if math.isinf(count) else f"about {count:.3g}"
-        duration = "" if math.isinf(count) else f", which would take about {_seconds(count * per_path)} at the {per_path * 1e6:.3g} us per path measured here"
-        raise EnumerationTooLarge(
-            f"the sampler {self.__name__} has more than max_paths={self.max_paths:,} execution paths on dataset "
-            f"{dataset!r} ({when}): {size} by Knuth's estimate over {_PROBES} random paths{duration}. "
-            "Raise max_paths (from_sampler(sampler, max_paths=...)), "
-            "make the sampler's draws smaller (fewer records, a smaller range, fewer draws), or check it "
-            "statistically with dpverify.estimate."
-        )
-
-
-def _seconds(seconds: float) -> str:
-    return f"{seconds:.3g} s" if seconds < 120 else (f"{seconds / 60:.3g} min" if seconds < 7200 else f"{seconds / 3600:.3g} h")
+        refuse_paths(self.__name__, self.max_paths, dataset, paths, elapsed,
+                     self._estimate(rng, dataset) if estimate is None else estimate, early=early)
 
 
 def _path_text(rng: ExactRandom) -> str:

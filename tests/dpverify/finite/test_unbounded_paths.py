@@ -9,6 +9,7 @@ Every expected distribution is worked out by hand in a comment. The unexplored m
 from __future__ import annotations
 
 import math
+import re
 from fractions import Fraction
 
 import pytest
@@ -49,8 +50,49 @@ def test_a_loop_is_explored_until_the_tail():
 def test_a_smaller_tail_explores_further():
     coarse = from_sampler(until_tails, tail=Fraction(1, 2**10))(()).unexplored
     fine = from_sampler(until_tails, tail=Fraction(1, 2**30))(()).unexplored
-    assert coarse == Fraction(1, 2**10)  # as above with 10 for 20
-    assert fine == Fraction(1, 2**30)
+    # The passes' cutoffs are 16^-k = 2^-4k whatever the tail, and each leaves exactly its cutoff
+    # unexplored (as above). 2^-8 > 2^-10, so the search goes on to 2^-12; 2^-28 > 2^-30, so to 2^-32.
+    assert coarse == Fraction(1, 2**12)
+    assert fine == Fraction(1, 2**32)
+
+
+def test_the_passes_do_not_depend_on_the_tail():
+    # A tail between two passes' leftovers stops after the same passes as the finer one's: 2^-11 and
+    # 2^-12 both stop after the pass at 2^-12 (with the same runs), 2^-8 after the one at 2^-8.
+    runs = {tail: from_sampler(until_tails, tail=Fraction(1, 2**tail)).enumerate(()).paths for tail in (8, 11, 12)}
+    assert runs[11] == runs[12] > runs[8]
+
+
+def branching_loop(dataset, rng):
+    """A loop that goes on with probability 9/10, adding 0..3 each round: its path masses shrink
+    by 9/40 a round while the mass left shrinks by only 9/10, so every 16x finer cutoff keeps about
+    16^(log 0.9 / log 0.225) = 0.82 of the mass left and runs about 4^(log 16 / log(1/0.225)) = 13x
+    the paths of the pass before."""
+    k = 0
+    while rng.random() < Fraction(9, 10):
+        k += int(rng.integers(0, 4))
+    return min(k, 3)
+
+
+def test_a_tail_out_of_reach_is_refused_early_naming_the_tail_reached():
+    with pytest.raises(EnumerationTooLarge) as raised:
+        from_sampler(branching_loop, tail=1e-9)(())
+    message = str(raised.value)
+    # Refused after the first pass past 1,000 runs, far below max_paths=100,000: the pace (0.82 of
+    # the mass kept per pass, about 13x the runs) puts 1e-9 beyond 4 x 100,000 runs.
+    assert "cannot reach tail=1e-09 within max_paths=100,000 on dataset ()" in message
+    reached = re.search(r"tail=([0-9.e-]+) stops after the same ([0-9,]+) runs", message)
+    runs = int(reached.group(2).replace(",", ""))
+    assert 1_000 <= runs < 20_000
+    # The tail named is one a run stops at, after those very runs.
+    assert from_sampler(branching_loop, tail=float(reached.group(1))).enumerate(()).paths == runs
+
+
+def test_a_tail_out_of_reach_mid_pass_names_the_last_pass():
+    with pytest.raises(EnumerationTooLarge, match=r"ran 300 times \(max_paths=300\) on dataset \(\) in .* ms per run\) "
+                                                  r"and still leaves more than tail=1e-09 .*Mass left unexplored by its "
+                                                  r"passes: .* runs; tail=.* stops after the same"):
+        from_sampler(branching_loop, tail=1e-9, max_paths=300)(())
 
 
 def test_geometric_draws():
