@@ -1,9 +1,10 @@
 """The documentation site builds as ``make docs`` builds it, and the pages' links lead somewhere.
 
-``mkdocs build --strict`` takes about 5 CPU-seconds (6.6-7.9 s of wall time on 2 cores at a load
-average of 3), so it runs by default: a page missing from the nav, a broken link or anchor, an API name griffe
-cannot collect or a docstring it cannot read fails here before it fails ``make docs``. The README is
-not part of the site, so its links (and every page's, read as files on GitHub) are checked here too.
+``mkdocs build --strict`` takes 6-8 s of wall time on 2 cores, the second slowest item of ``make test``, and
+CI runs ``make docs`` (the same build) besides, so the build is under ``-m slow``: a page missing from the
+nav, a broken link or anchor, an API name griffe cannot collect or a docstring it cannot read fails there
+and in ``make docs``. Its default twin is the link check below: the README is not part of the site, so its
+links (and every page's, read as files on GitHub) are checked by default.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def test_relative_links_lead_to_files(page: Path):
     assert not broken, f"{page.relative_to(ROOT)}: links to missing files: {broken}"
 
 
+@pytest.mark.slow  # 6-8 s; make docs builds the same site in CI
 def test_docs_site_builds_strict(tmp_path: Path):
     """``make docs``: every page in the nav, no broken link, every API name collected, no warning."""
     pytest.importorskip("mkdocs")

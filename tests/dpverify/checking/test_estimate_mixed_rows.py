@@ -48,7 +48,8 @@ def test_a_row_of_another_shape_later_is_refused_by_name():
 
 
 def test_the_broken_sparse_vector_returning_count_and_value_is_violated():
-    result = estimate(broken_svt, InputPairs.statdp(5), PureDp(EPSILON), samples=60_000, random_state=0)
+    # 20,000 draws give 3.8-4.4 on seeds 0-2 (60,000: 5.0-5.6), far above 0.7, in a third of the time
+    result = estimate(broken_svt, InputPairs.statdp(5), PureDp(EPSILON), samples=20_000, random_state=0)
     assert result.verdict.name == "VIOLATED" and result.epsilon_lower_bound > EPSILON
     assert "o[" in result.witness.event  # an event on a coordinate of the numeric rows
 

@@ -44,6 +44,7 @@ def _independent_epsilon_star(mechanism, records, n):
     return float(np.abs(logs[left] - logs[right]).max()), left.size
 
 
+@pytest.mark.slow  # 3 s; the default twins: test_multisets' codes round-trip at 40 records, the ordered blocks below
 def test_threshold_learner_on_40_records_is_not_a_false_violation():
     records = labeled_records(20)  # 21 thresholds over 20 points: 40 labeled records
     mechanism = threshold_learner(20, epsilon=1)
