@@ -35,6 +35,7 @@ import argparse
 import concurrent.futures
 import difflib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -257,7 +258,8 @@ def _check(args: argparse.Namespace) -> int:
         if any(a.name == "exchangeable" for a in blocking(getattr(result, "assumptions", ()))):
             notes.append("On the command line: --assume-exchangeable accepts the declaration (the verdict then says it "
                          "assumes it), --black-box checks every ordered dataset, or choose a smaller --n or fewer records.")
-    _report(args, result.summary(), notes, lambda: contract.check_document(result, args.mechanism, args.mode))
+    _report(args, _flags_for_options(result.summary()), notes,
+            lambda: contract.check_document(result, args.mechanism, args.mode))
     if report is not None:
         _write_check_report(report, result, args, result.profile)
     return code
@@ -688,7 +690,7 @@ def _failed(error: Exception, row: str | None) -> int:
     invalid argument, else 3. An unexpected exception is printed with its traceback first."""
     where = f" in {row}" if row else ""
     if isinstance(error, InvalidArgument):
-        _say(f"dpverify: error{where}: {error}")
+        _say(f"dpverify: error{where}: {_flags_for_options(str(error))}")
         return EXIT_USAGE
     if isinstance(error, (MechanismError, NondeterministicMechanism)):
         what = "the mechanism failed"
@@ -716,6 +718,26 @@ def _failed(error: Exception, row: str | None) -> int:
         return EXIT_FAILURE
     _say(f"dpverify: no verdict{where}: {what}: {type(error).__name__}: {_explain(error)}")
     return EXIT_FAILURE
+
+
+#: A fix spelled for Python in the library's messages, and its spelling on this command line.
+_FLAG_SPELLINGS = (
+    (re.compile(r"from_sampler\(sampler, tail=\.\.\.\)"), "--tail MASS"),
+    (re.compile(r"from_sampler\(\.\.\., tail=smaller\)"), "a smaller --tail"),
+    (re.compile(r"from_sampler\(\.\.\., tail=m, outputs=\[\.\.\.\]\)"), "--outputs '[...]'"),
+    (re.compile(r"from_sampler\(sampler, tail=([^)]+)\)"), r"--tail \1"),
+    (re.compile(r"from_sampler\(sampler, max_paths=\.\.\.\)"), "--max-paths N"),
+    (re.compile(r"\braise max_paths\b"), "raise --max-paths"),
+    (re.compile(r"\b(check it statistically|the sampler statistically) with dpverify\.estimate\b"), r"\1 with --estimate"),
+)
+
+
+def _flags_for_options(message: str) -> str:
+    """``message`` with the sampler options' Python spelling (``from_sampler(sampler, tail=1e-9)``,
+    ``dpverify.estimate``) as this command's flags (``--tail 1e-9``, ``--estimate``)."""
+    for pattern, flag in _FLAG_SPELLINGS:
+        message = pattern.sub(flag, message)
+    return message
 
 
 def _routes(error: BaseException) -> tuple[str, ...]:

@@ -259,8 +259,18 @@ def undecided_reason(unexplored: float, needed: float, delta: Any) -> str:
         f"the outputs leave up to {unexplored:.3g} of their mass unexplored (on any outcome); with it the claim "
         f"(delta={delta}) is neither proved (the explored divergence plus the unexplored mass reaches "
         f"{needed:.6g} on some pair) nor refuted (no pair exceeds delta by more than e^eps times the unexplored "
-        f"mass of its neighbour). Explore further: from_sampler(..., tail=smaller), or {claim}."
+        f"mass of its neighbour). Explore further: from_sampler(..., tail=smaller), or {claim}"
+        + ("; or, knowing every output the sampler can return, declare them: from_sampler(..., tail=m, outputs=[...])."
+           if _is_zero(delta) else ".")
     )
+
+
+def _is_zero(delta: Any) -> bool:
+    """Whether the claimed ``delta`` is 0 (a pure claim), whatever number type holds it."""
+    try:
+        return float(delta) == 0
+    except (TypeError, ValueError):
+        return False
 
 
 def _rounded_up(value: float) -> float:

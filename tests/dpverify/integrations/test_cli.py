@@ -174,10 +174,23 @@ def test_check_sampler_with_a_tail(capsys):
     args = ["check", "tests.cli_mechanisms:geometric_count", "--sampler", *BITS, "--epsilon", "log(4)"]
     assert main([*args, "--tail", "1e-12", "--delta", "1e-9"]) == 0  # explored delta 0 + unexplored <= 1e-9
     assert main([*args, "--tail", "1e-12"]) == 4  # a pure claim with mass left is undecided
-    assert "tail=smaller" in capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # the ways on, spelled as this command's flags (unwrapped)
+    assert "Explore further: a smaller --tail" in out and "declare them: --outputs '[...]'" in out
+    assert "from_sampler" not in out
     assert main([*args[:-1], "1.3", "--tail", "1e-12", "--delta", "1e-9"]) == 1  # below ln 4: refuted on explored paths
     assert main(args) == 2  # without --tail the geometric draw is refused
-    assert "tail=1e-9" in capsys.readouterr().err
+    assert "when told how much mass it may leave unexplored: --tail 1e-9." in capsys.readouterr().err
+
+
+def test_check_sampler_with_a_tail_out_of_reach_names_the_tail_reached_as_flags(capsys):
+    # branching_loop keeps about 0.82 of the mass left per pass for about 13x the runs (its docstring):
+    # 1e-9 is out of reach, and the refusal names the tail its passes did reach, with the flags to pass
+    args = ["check", "tests.cli_mechanisms:branching_loop", "--sampler", *BITS, "--epsilon", "1", "--tail", "1e-9"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "cannot reach tail=1e-09 within max_paths=100,000 on dataset (0,)" in err
+    assert "stops after the same" in err and "Allow a larger tail (--tail MASS), raise --max-paths" in err
+    assert err.rstrip().endswith("or check it statistically with --estimate.")
 
 
 def test_check_sampler_that_draws_nothing(capsys):
