@@ -4,10 +4,11 @@
 dataset. Without a tail, the path count is estimated after :data:`ESTIMATE_AFTER` runs by Knuth's
 estimator over :data:`PROBES` random paths, and a count over four times ``max_paths`` is refused
 then (:func:`refuse_paths`). With a tail the paths are explored in passes by mass (cutoffs 1/16,
-1/256, ...), and the estimate is the passes' *pace*: the share of the mass left that the last pass
-kept, and its runs against the pass before's. Carried on pass after pass until the mass left is
-within the tail, it gives the runs the tail would take (:func:`out_of_reach`); a projection over
-four times ``max_paths`` is refused at once, and every refusal with a tail names the tail the
+1/256, ...), and the estimate is the passes' *pace*: the share of the mass left that a pass kept,
+and its runs against the pass before's, the kinder of the last two passes'. Carried on pass after
+pass until the mass left is within the tail, it gives the runs the tail would take
+(:func:`out_of_reach`); only a tree whose runs grow at least :data:`MIN_GROWTH` times a pass is
+projected, and a projection over four times ``max_paths`` is refused at once, and every refusal with a tail names the tail the
 finished passes reached (:func:`refuse_tail`). Since the cutoffs do not depend on the tail, that
 tail stops a run after those very passes and runs.
 
@@ -34,6 +35,10 @@ PROBES = 64
 CUTOFF_STEP = 16
 #: A projection's path count (runs) above this many times ``max_paths`` is refused early.
 OVER = 4
+#: The growth of runs per pass (16x finer cutoff) below which nothing is refused early: a tree whose
+#: paths multiply at least this fast (rejection rounds that branch: 10x; a balanced tree: 16x) keeps
+#: its pace, while chains (1x) and a wide draw opening over a few passes (3x, then 2x, then 1x) do not.
+MIN_GROWTH = 4.0
 _ONE = Fraction(1)
 _TINY = Fraction(1, 10**300)  # the smallest mass a projection of the reachable tail goes down to
 
@@ -52,13 +57,16 @@ _START = Pass(0, _ONE, 0.0)
 
 
 def out_of_reach(passes: list[Pass], tail: Fraction, max_paths: int) -> float | None:
-    """The runs the pace of the last two ``passes`` projects to reach ``tail``, when that is over
-    :data:`OVER` times ``max_paths``; None when it is not, or when there is no pace yet (fewer than
-    two passes, or a last pass that finished nothing)."""
-    if len(passes) < 2:
-        return None
+    """The runs the passes' pace projects to reach ``tail``, when that is over :data:`OVER` times
+    ``max_paths``; None when it is not, or when there is no pace yet.
+
+    The pace is the kinder of the last two passes' (the smaller share of mass kept, the smaller growth
+    of runs), both must have finished some mass, and the runs must grow at least :data:`MIN_GROWTH`
+    times a pass: a wide draw whose branches all fall below the first cutoffs finishes nothing for a
+    pass or two, then much at once, and its runs grow 3x, then 2x, then not at all; read as a
+    geometric growth it would look like a tree without end."""
     keep, growth = _pace(passes)
-    if keep is None:
+    if keep is None or growth < MIN_GROWTH:
         return None
     before, last = passes[-2], passes[-1]
     needed = math.ceil(math.log(float(tail / last.unexplored)) / math.log(keep))
@@ -87,7 +95,7 @@ def refuse_tail(name: str, max_paths: int, tail: Fraction, dataset: Any, elapsed
         steps = ", ".join(f"{float(p.unexplored):.3g} after {p.runs:,}" for p in passes[-3:])
         reached = passes[-1]
         fits = f"tail={_round_up(reached.unexplored):g} stops after the same {reached.runs:,} runs"
-        keep, growth = _pace(passes) if len(passes) >= 2 else (None, 1.0)
+        keep, growth = _pace(passes)
         if keep is not None:
             within = _reach(reached, reached.runs - passes[-2].runs, keep, growth, max_paths)
             if within < reached.unexplored:
@@ -128,14 +136,20 @@ def seconds_text(seconds: float) -> str:
 
 
 def _pace(passes: list[Pass]) -> tuple[float | None, float]:
-    """The last pass's share of the mass left before it (None when it finished nothing) and its runs
-    over the runs of the pass before (at least 1); the enumeration's start counts as a pass."""
+    """The kinder pace of the last two passes: the smaller of their shares of the mass left before
+    each, and the smaller of their runs over the runs of the pass before (at least 1); None when
+    there are not two such passes, or one of them finished nothing. The enumeration's start counts
+    as a pass."""
     points = [_START, *passes]
-    first, before, last = points[-3], points[-2], points[-1]
-    if not last.unexplored < before.unexplored:
+    if len(points) < 4:
         return None, 1.0
-    growth = (last.runs - before.runs) / max(before.runs - first.runs, 1)
-    return float(last.unexplored / before.unexplored), max(growth, 1.0)
+    keeps, growths = [], []
+    for first, before, last in (points[-4:-1], points[-3:]):
+        if not last.unexplored < before.unexplored:
+            return None, 1.0
+        keeps.append(float(last.unexplored / before.unexplored))
+        growths.append((last.runs - before.runs) / max(before.runs - first.runs, 1))
+    return min(keeps), max(min(growths), 1.0)
 
 
 def _runs_after(runs: int, growth: float, passes: int) -> float:

@@ -188,14 +188,17 @@ class ExactRandom(NoiseDraws, LegacyDraws, np.random.RandomState):
 
     # -- the run: choice points --------------------------------------------------------------
 
-    def _start(self, prefix: list[int], expected: list[Signature], probe: random.Random | None, cutoff: Fraction | None = None) -> None:
+    def _start(self, prefix: list[int], expected: list[Signature], probe: random.Random | None, cutoff: Fraction | None = None,
+               base: int = 0) -> None:
         """Begin a run along ``prefix`` (the branch indices of the first choice points; ``expected``
         their signatures), then first branches (or ``probe``'s random ones). With ``cutoff``, the run
         is suspended (:class:`_Suspend`) at the first new choice point after which its mass is below
-        ``cutoff``."""
+        ``cutoff``; at a uniform draw from position ``base`` on (the subtree being enumerated), the
+        branch and its later siblings are suspended together (``_fan`` of them: they weigh the same)."""
         self._run += 1
         self._prefix, self._expected, self._probe = prefix, expected, probe
-        self._cutoff = cutoff
+        self._cutoff, self._base = cutoff, base
+        self._fan = 1
         self._signatures: list[Signature] = []
         self._indices: list[int] = []
         self._numerator, self._denominator = 1, 1
@@ -270,6 +273,8 @@ class ExactRandom(NoiseDraws, LegacyDraws, np.random.RandomState):
         cutoff = self._cutoff
         if cutoff is not None and position >= len(prefix) - 1 and self._lighter_than(cutoff):
             self._suspended = True
+            if probabilities is None and position >= self._base:  # its later siblings are as light
+                self._fan = count - index
             raise _Suspend()
         return index
 

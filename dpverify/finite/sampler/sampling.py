@@ -23,18 +23,18 @@ below 2^-64, far inside the engine's float error model).
 Unbounded randomness. A loop that runs until a coin fails (``while rng.random() < p: k += 1``) or a
 draw with infinitely many outcomes (``geometric``, ``negative_binomial``, ``poisson``: chains of
 coins, "stop at k?") has infinitely many paths. With ``tail > 0`` they are explored by mass, in
-passes: a run whose mass drops below the pass's cutoff is set aside at that choice point; when the
-pass is over and the mass set aside exceeds ``tail``, the set-aside subtrees are explored again
-with a cutoff 16 times finer. The cutoffs are 1/16, 1/256, ... whatever the tail, so every path
-heavier than the final cutoff is explored, heaviest classes first, what is left is at most
-``tail``, and the mass one pass left is a tail that stops a run after that very pass (what a
-refusal names). That unexplored mass is exactly 1 minus the
-explored mass (checked), and the distribution carries it as ``unexplored``: the verdict accounts
-for it (a violation only from explored paths; an (eps, delta) claim holds only if the explored
-delta plus the unexplored mass fits; a pure claim with mass left is undecided). With ``tail = 0``
-(the default) every path is enumerated; a draw with infinitely many outcomes is refused at once,
-and a path longer than ``max_depth`` draws (a loop that does not end) raises
-:class:`~dpverify.errors.EnumerationTooLarge` naming the depth and the ``tail`` option.
+passes: a run whose mass drops below the pass's cutoff is set aside at that choice point (a uniform
+draw's branch with its later siblings: they weigh the same); while the mass set aside exceeds
+``tail``, it is explored again with a cutoff 16 times finer. The cutoffs are 1/16, 1/256, ...
+whatever the tail, so every path heavier than the final cutoff is explored, heaviest first, at most
+``tail`` is left, and the mass one pass left is a tail that stops a run after that very pass (what
+a refusal names). That unexplored mass is exactly 1 minus the explored mass (checked), and the
+distribution carries it as ``unexplored``: the verdict accounts for it (a violation only from
+explored paths; an (eps, delta) claim holds only if the explored delta plus the unexplored mass
+fits; a pure claim with mass left is undecided). With ``tail = 0`` (the default) every path is
+enumerated; a draw with infinitely many outcomes is refused at once, and a path longer than
+``max_depth`` draws (a loop that does not end) raises :class:`~dpverify.errors.EnumerationTooLarge`
+naming the depth and the ``tail`` option.
 
 Determinism. A path must give the same draws and the same output every time it is replayed; a
 sampler that also reads a global generator, the clock or state kept between calls is not the
@@ -58,12 +58,9 @@ Size. The path count is bounded by ``max_paths``. Past it (or once an estimate m
 :class:`~dpverify.errors.EnumerationTooLarge`, giving an estimate of the path count: Knuth's
 estimator (the product of the branch counts along a path whose branches are drawn uniformly; its
 mean is the number of paths, Knuth 1975), averaged over 64 such paths. With a tail the estimate is
-the passes' pace instead (:mod:`dpverify.finite.sampler._budget`): after each pass past the first
-1,000 runs, the share of the mass left that the last pass kept and its runs against the pass
-before's, carried on until the mass left is within ``tail``; a projection over four times
-``max_paths`` is refused then, naming the tail reached (a loop whose every finer pass multiplies the
-paths and takes little mass, as rejection sampling with branching rounds, is refused in seconds,
-not after ``max_paths`` runs).
+the passes' pace instead (:mod:`dpverify.finite.sampler._budget`), refused over four times
+``max_paths``, naming the tail reached: rejection sampling whose rounds branch is refused in
+seconds, not after ``max_paths`` runs.
 """
 
 from __future__ import annotations
@@ -309,11 +306,13 @@ class _Path:
 
 @dataclass
 class _Node:
-    """A subtree of paths left for a finer pass: the choices that lead to it and its mass."""
+    """A subtree of paths left for a finer pass: the choices that lead to it and its mass. A ``fan``
+    node holds its last choice's later siblings too (a uniform draw's: as light as it)."""
 
     indices: list[int]
     signatures: list[Signature]
-    mass: tuple  # as _Path.mass
+    mass: tuple  # as _Path.mass (with a fan, of all its branches)
+    fan: bool = False
 
 
 def _fraction_sum(numerators: dict[int, int]) -> Fraction:
@@ -361,21 +360,25 @@ class _Search:
         """Every path through ``subtree`` (its choices fixed, the later ones enumerated); those whose
         mass falls below ``cutoff`` are appended to ``suspended`` instead of being finished."""
         mechanism, rng, dataset = self.mechanism, self.rng, self.dataset
-        base = len(subtree.indices)
+        base = len(subtree.indices) - subtree.fan  # a fan's last choice point is enumerated here
         prefix, expected = subtree.indices, subtree.signatures
         while True:
-            output = mechanism._run(rng, dataset, prefix, expected, cutoff=cutoff)
+            output = mechanism._run(rng, dataset, prefix, expected, cutoff=cutoff, base=base)
             self.paths += 1
             indices, signatures = rng._indices, rng._signatures
             if rng._inexact:
                 self.inexact = True
             if len(indices) > self.depth:
                 self.depth = len(indices)
+            position = len(indices) - 1
             if rng._suspended:
-                suspended.append(_Node(list(indices), list(signatures), (rng._numerator, rng._denominator, rng._bounds)))
+                fan = rng._fan
+                suspended.append(_Node(list(indices), list(signatures), (rng._numerator * fan, rng._denominator, rng._bounds),
+                                       fan > 1))
+                if fan > 1:  # the later siblings went with it
+                    position -= 1
             else:
                 self._add(output, indices, signatures)
-            position = len(indices) - 1
             while position >= base and indices[position] == signatures[position][1] - 1:
                 position -= 1
             if position < base:
@@ -632,10 +635,12 @@ class SamplerMechanism:
         for _ in range(ZERO_DRAW_REPLAYS):
             self._replay(rng, dataset, path)
 
-    def _run(self, rng: ExactRandom, dataset: Any, prefix: list[int], expected: list[Signature], probe: random.Random | None = None, cutoff: Fraction | None = None) -> Hashable:
+    def _run(self, rng: ExactRandom, dataset: Any, prefix: list[int], expected: list[Signature], probe: random.Random | None = None,
+             cutoff: Fraction | None = None, base: int = 0) -> Hashable:
         """One run of the sampler along ``prefix`` (then first branches, or ``probe``'s): its output
-        (None when the run was suspended below ``cutoff``: ``rng._suspended``)."""
-        rng._start(prefix, expected, probe, cutoff)
+        (None when the run was suspended below ``cutoff``: ``rng._suspended``; a uniform draw's later
+        siblings with it from choice point ``base`` on)."""
+        rng._start(prefix, expected, probe, cutoff, base)
         try:
             value = self.sampler(dataset, rng)
         except _Suspend:

@@ -162,3 +162,34 @@ def test_an_irrational_tail_is_read_from_below():
     tail = from_sampler(until_tails, tail=sympy.exp(-20)).tail
     assert isinstance(tail, Fraction) and 0 < tail < sympy.exp(-20)  # the float just below e^-20
     assert from_sampler(until_tails, tail=0.5).tail == Fraction(1, 2)  # a float: its binary value
+
+
+def test_a_wide_uniform_draw_is_set_aside_as_one_node():
+    def wide(dataset, rng):
+        return int(rng.integers(0, 3000)) % 3
+
+    found = from_sampler(wide, tail=1e-9).enumerate(())
+    # Each branch weighs 1/3000 = 3.3e-4: below the cutoffs 1/16 and 1/256, above 1/4096. Its 3,000
+    # branches are set aside together (one run, one node: a uniform draw's later siblings weigh the
+    # same) by the first two passes, then enumerated by the third: 1 + 1 + 3,000 runs, not 3 x 3,000.
+    assert found.paths == 3_002
+    assert found.distribution == Distribution({0: Fraction(1, 3), 1: Fraction(1, 3), 2: Fraction(1, 3)})
+
+
+def test_a_wide_draw_then_a_loop_is_exact_up_to_its_unexplored_mass():
+    def fan_loop(dataset, rng):
+        i = int(rng.integers(0, 3000))
+        k = 0
+        while rng.random() < HALF:
+            k += 1
+        return (i % 3, min(k, 2))
+
+    tail = Fraction(1, 2**16)
+    found = from_sampler(fan_loop, tail=tail)(())
+    # i % 3 is uniform; k = 0, 1 with 1/2, 1/4, k >= 2 with 1/4, of which the unexplored mass (each of
+    # the 3,000 chains leaves 2^-16 / 3000 after the pass at 2^-16) is taken from (r, 2): 1/12 - 2^-16/3.
+    assert found.unexplored == tail
+    expected = {}
+    for r in range(3):
+        expected |= {(r, 0): Fraction(1, 6), (r, 1): Fraction(1, 12), (r, 2): Fraction(1, 12) - tail / 3}
+    assert found == Distribution(expected, unexplored=tail)

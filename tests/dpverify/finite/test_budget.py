@@ -1,0 +1,61 @@
+"""The path budget's projection from passes by mass (dpverify.finite.sampler._budget): when a tail is
+out of reach early, and when a pattern of passes must not be read as one."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from dpverify import from_sampler
+from dpverify.errors import EnumerationTooLarge
+from dpverify.finite.sampler._budget import Pass, out_of_reach
+
+GAUSSIAN = [Pass(19, Fraction(811, 1000), 0.0), Pass(212, Fraction(468, 1000), 0.1), Pass(2_280, Fraction(303, 1000), 1.3)]
+
+
+def test_a_tree_that_multiplies_its_paths_is_projected_out_of_reach():
+    # GaussianDiscrete's passes (diffprivlib, tail 1e-10): kept 0.577 and 0.647 of the mass left, for
+    # 193 / 19 = 10.2x and 2,068 / 193 = 10.7x the runs. The kinder pace, 0.577 and 10.2x: 1e-10 is
+    # ceil(log(1e-10 / 0.303) / log(0.577)) = 41 passes away, 2,068 * 10.2^41 runs: far over 4 x 100,000.
+    projected = out_of_reach(GAUSSIAN, Fraction(1, 10**10), 100_000)
+    assert projected is not None and projected > 1e43
+    # a tail a pass or two away is not refused: 0.1 is 3 passes away, about 2,068 * (10.2 + 104 + 1,061)
+    # = 2.4 million runs > 400,000 -- still refused; 0.2 is one pass away: 2,280 + 21,100 < 400,000
+    assert out_of_reach(GAUSSIAN, Fraction(2, 10), 100_000) is None
+
+
+def test_a_wide_draw_opening_over_passes_is_not_projected():
+    # A uniform draw of 2,000 branches then a coin loop, at tail 1e-12: the draw is set aside whole by
+    # the first passes (2 runs), then its branches open (6,002, then 18,002 runs: 3x, then 2x). Read
+    # as geometric growth that is 1e7 runs; the passes that follow grow by 1x, and the enumeration
+    # ends after 126,002 runs. Growth under 4x a pass is never projected.
+    fan = [Pass(1, Fraction(1), 0.0), Pass(2, Fraction(1), 0.0), Pass(6_002, Fraction(1, 2), 0.1),
+           Pass(18_002, Fraction(1, 32), 0.3)]
+    assert out_of_reach(fan, Fraction(1, 10**12), 1_000_000) is None
+    # nor is a pass that finished nothing (no pace): the draw still set aside whole
+    assert out_of_reach(fan[:3], Fraction(1, 10**12), 1) is None
+
+
+@pytest.mark.slow  # 3 s; the default twin is the projection above on this very pattern of passes
+def test_a_wide_draw_then_a_loop_is_enumerated_not_refused_early():
+    def fan(dataset, rng):
+        i = int(rng.integers(0, 2000))
+        k = 0
+        while rng.random() < Fraction(1, 2):
+            k += 1
+        return i % 2 + min(k, 2)
+
+    assert from_sampler(fan, tail=1e-6, max_paths=70_000).enumerate(()).paths == 66_002
+
+
+def test_a_refusal_names_a_tail_that_stops_there():
+    def branching(dataset, rng):  # as test_unbounded_paths.branching_loop
+        k = 0
+        while rng.random() < Fraction(9, 10):
+            k += int(rng.integers(0, 4))
+        return min(k, 3)
+
+    with pytest.raises(EnumerationTooLarge, match=r"tail=0\.6 stops after the same 2,525 runs"):
+        from_sampler(branching, tail=1e-9)(())
+    assert from_sampler(branching, tail=0.6).enumerate(()).paths == 2_525
