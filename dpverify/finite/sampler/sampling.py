@@ -74,8 +74,6 @@ from fractions import Fraction
 from types import ModuleType
 from typing import Any
 
-import numpy as np
-
 from dpverify.errors import InvalidArgument, MechanismError, NondeterministicMechanism
 from dpverify.finite._global_random import (  # the readers live there now; the old names still work here
     _check_global_states,
@@ -97,13 +95,12 @@ from dpverify.finite.sampler._exact_random import (
     DEFAULT_MAX_DEPTH,
     SUPPORTED_CALLS,
     ExactRandom,
-    LazyUniform,
     Signature,
     _Abort,
     _Suspend,
 )
-from dpverify.finite.sampler._linear import GUMBEL_BASE, Linear
-from dpverify.finite.sampler._noise import Noisy, TracedOutputs, TracedPath, without_redundant_cycles
+from dpverify.finite.sampler._noise import TracedOutputs, TracedPath, without_redundant_cycles
+from dpverify.finite.sampler._outputs import convert, outcome
 from dpverify.finite.sampler._routing import module_names, route
 from dpverify.types import RealNumber, Sampler
 from dpverify.validation import check_bool, check_callable, check_integer, check_number, exact_number
@@ -123,7 +120,6 @@ _FIRST_CUTOFF = Fraction(1, CUTOFF_STEP)
 _ENCLOSURE_WIDTH = Fraction(1, 2**64)
 _ZERO, _ONE = Fraction(0), Fraction(1)
 
-_PLAIN = (int, float, str, bool, bytes, Fraction, type(None))
 
 
 def from_sampler(
@@ -264,7 +260,7 @@ def _declared_outputs(outputs: Any) -> frozenset | None:
     if outputs is None:
         return None
     declared = frozenset() if isinstance(outputs, (str, bytes)) or not isinstance(outputs, Iterable) else \
-        frozenset(_convert(output, "outputs=", None) for output in outputs)
+        frozenset(convert(output, "outputs=", None) for output in outputs)
     if not declared:
         raise InvalidArgument(f"outputs must be a non-empty collection of every output the sampler can return, e.g. "
                               f"outputs=[0, 1, 2]; got outputs={outputs!r}.")
@@ -661,7 +657,7 @@ class SamplerMechanism:
             return None
         if len(rng._indices) < len(prefix):
             raise rng._mismatch(len(rng._indices), None)
-        return _outcome(value, self.__name__, dataset)
+        return outcome(value, self.__name__, dataset)
 
     def _replay(self, rng: ExactRandom, dataset: Any, path: _Path) -> None:
         """Run ``path`` again in full: the same draws (no more), the same output, the same mass."""
@@ -722,78 +718,3 @@ def _path_text(rng: ExactRandom) -> str:
         else:
             steps.append(f"{kind} -> outcome {index + 1} of {count}")
     return "[" + ", ".join(steps) + "]"
-
-
-def _outcome(value: Any, name: str, dataset: Any) -> Hashable:
-    """``value`` as a hashable outcome: numpy scalars as Python scalars, arrays and lists as tuples,
-    sets as frozensets (recursively); a lazy uniform or an unhashable value is an error."""
-    if type(value) in _PLAIN:
-        return value
-    converted = _convert(value, name, dataset)
-    try:
-        hash(converted)
-    except TypeError:
-        raise MechanismError(
-            f"the sampler {name} returned {converted!r} on dataset {dataset!r}, of the unhashable type "
-            f"{type(converted).__name__}; return a number, a string, a tuple or a frozenset.",
-            dataset=dataset,
-        ) from None
-    return converted
-
-
-def _released_uniform(value: LazyUniform, name: str, dataset: Any) -> Linear:
-    """A real number ``a*u + b`` computed from a lazy uniform ``u`` and returned: its form in the path's
-    variable for ``u`` (uniform on the interval its comparisons left, :mod:`dpverify.finite.sampler._noise`),
-    a density once integrated. Other maps (``np.log(u)``), and irrational ends of the interval, are
-    refused: their densities are not exact piecewise exponentials here."""
-    draw = value._draw
-    affine = value._map.affine
-    low, high = draw._low, draw._high
-    if affine is None or type(low) is not Fraction or type(high) is not Fraction:
-        raise value._returned_error(name, dataset)
-    scale, shift = affine
-    rng = draw._rng
-    if draw._run != rng._run:
-        raise value._returned_error(name, dataset)
-    index = rng._noise.release_uniform(draw, low, high)
-    if value._inexact:
-        rng._noise.floats = True
-    return Linear(scale * low + shift, ((index, scale),))
-
-
-def _convert(value: Any, name: str, dataset: Any) -> Any:
-    if type(value) in _PLAIN:
-        return value
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, Noisy):  # a real number computed from continuous noise: its form, a density later
-        if any(i >= GUMBEL_BASE for i, _ in value.form.coefs):
-            raise MechanismError(
-                f"the sampler {name} returned {value.form.text()}, a value of Gumbel noise, on dataset {dataset!r}; "
-                "Gumbel noise is traced only for the argmax of c_i + G_i (the exponential mechanism). Release the argmax, "
-                "use Laplace noise, or check the sampler statistically with dpverify.estimate.",
-                dataset=dataset,
-            )
-        return value.form
-    if isinstance(value, np.ndarray):
-        return _convert(value.tolist(), name, dataset)
-    if isinstance(value, LazyUniform):  # the uniform itself or a value computed from it (a LazyValue)
-        return _released_uniform(value, name, dataset)
-    if isinstance(value, Distribution) or (hasattr(value, "items") and hasattr(value, "keys")):
-        raise MechanismError(
-            f"the sampler {name} returned a mapping on dataset {dataset!r}; a sampler returns one output, and "
-            "from_sampler computes its distribution. A function dataset -> distribution is already a mechanism: "
-            "pass it to verify directly (on the command line: drop --sampler; an argument it takes besides the "
-            "dataset, such as epsilon, is bound with a default, functools.partial or --set epsilon=...).",
-            dataset=dataset,
-        )
-    if isinstance(value, (list, tuple)):
-        items = [_convert(item, name, dataset) for item in value]
-        if isinstance(value, tuple) and all(a is b for a, b in zip(items, value)):
-            return value
-        if isinstance(value, tuple) and hasattr(value, "_make"):
-            return value._make(items)
-        return tuple(items)
-    if isinstance(value, (set, frozenset)):
-        return frozenset(_convert(item, name, dataset) for item in value)
-    return value
