@@ -118,8 +118,7 @@ ZERO_DRAW_REPLAYS = 64
 _FIRST_CUTOFF = Fraction(1, CUTOFF_STEP)
 #: Largest relative width of an enclosed output probability (far below the engine's float error).
 _ENCLOSURE_WIDTH = Fraction(1, 2**64)
-_ZERO, _ONE = Fraction(0), Fraction(1)
-
+_ZERO = Fraction(0)
 
 
 def from_sampler(
