@@ -728,6 +728,8 @@ _FLAG_SPELLINGS = (
     (re.compile(r"from_sampler\(sampler, tail=([^)]+)\)"), r"--tail \1"),
     (re.compile(r"from_sampler\(sampler, max_paths=\.\.\.\)"), "--max-paths N"),
     (re.compile(r"\braise max_paths\b"), "raise --max-paths"),
+    (re.compile(r"\btail=([0-9.e+-]+) stops after\b"), r"--tail \1 stops after"),
+    (re.compile(r"\breaches about tail=([0-9.e+-]+)"), r"reaches about --tail \1"),
     (re.compile(r"\b(check it statistically|the sampler statistically) with dpverify\.estimate\b"), r"\1 with --estimate"),
 )
 
