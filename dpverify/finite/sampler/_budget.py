@@ -40,7 +40,7 @@ OVER = 4
 #: its pace, while chains (1x) and a wide draw opening over a few passes (3x, then 2x, then 1x) do not.
 MIN_GROWTH = 4.0
 _ONE = Fraction(1)
-_TINY = Fraction(1, 10**300)  # the smallest mass a projection of the reachable tail goes down to
+_MAX_PASSES = 10_000  # the passes a projection of the reachable tail carries the pace over, at most
 
 
 @dataclass(frozen=True)
@@ -163,13 +163,14 @@ def _runs_after(runs: int, growth: float, passes: int) -> float:
 
 
 def _reach(last: Pass, runs: int, keep: float, growth: float, max_paths: int) -> Fraction:
-    """The mass left after the passes that fit in ``max_paths`` at this pace (``last``'s when none does)."""
-    mass = last.unexplored
+    """The mass left after the passes that fit in ``max_paths`` at this pace (``last``'s when none
+    does), in floats: a pace near 1 over many cheap passes must not multiply Fractions for long."""
+    mass = float(last.unexplored)
     passes = 1
-    while last.runs + _runs_after(runs, growth, passes) <= max_paths and mass * Fraction(keep) > _TINY:
-        mass *= Fraction(keep)
+    while passes <= _MAX_PASSES and last.runs + _runs_after(runs, growth, passes) <= max_paths and mass * keep > 1e-300:
+        mass *= keep
         passes += 1
-    return mass
+    return Fraction(mass)
 
 
 def _round_up(mass: Fraction) -> float:
