@@ -59,3 +59,16 @@ def test_a_refusal_names_a_tail_that_stops_there():
     with pytest.raises(EnumerationTooLarge, match=r"tail=0\.6 stops after the same 2,525 runs"):
         from_sampler(branching, tail=1e-9)(())
     assert from_sampler(branching, tail=0.6).enumerate(()).paths == 2_525
+
+
+def test_the_reachable_tail_is_carried_at_most_ten_thousand_passes():
+    from dpverify.finite.sampler._budget import _reach
+
+    # one run a pass keeping 0.999 of the mass: max_paths=100,000 would allow 99,990 more passes; the
+    # projection stops at 10,000 (in floats): 0.5 * 0.999^10000 = 2.2587e-5
+    reached = _reach(Pass(10, Fraction(1, 2), 0.0), 1, 0.999, 1.0, 100_000)
+    assert float(reached) == pytest.approx(0.5 * 0.999**10_000, rel=1e-9)
+    # GaussianDiscrete's pace, 2,068 runs growing 10.2x a pass: one more pass fits in 100,000 (2,280 +
+    # 2,068 * 10.2 = 23,374 runs; two would take 2,280 + 2,068 * (10.2 + 104.04) = 238,529), keeping
+    # 0.577 of 0.303: 0.1748, named "about tail=0.18"
+    assert float(_reach(GAUSSIAN[-1], 2_068, 0.577, 10.2, 100_000)) == pytest.approx(0.303 * 0.577)
