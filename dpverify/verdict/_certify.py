@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PairCertificate", "certify_pair", "to_interval", "effective_claim", "surely_within_rounding",
-    "RowClasses", "Walk", "walk_candidates", "exact_hockey_stick", "exact_log_ratio",
+    "RowClasses", "Walk", "walk_candidates", "exact_hockey_stick", "exact_log_ratio", "is_zero",
 ]
 
 _PRECISIONS = (128, 256, 512, 1024)
@@ -554,10 +554,10 @@ def exact_log_ratio(p: Mapping, q: Mapping) -> Bounds | None:
     """Bounds of the directed pure loss ``max_o ln(P(o)/Q(o))`` over ``P(o) > 0`` of two exact rows
     (``(inf, inf)`` when some ``P(o) > 0 = Q(o)``): exact for a ratio of 1, else an enclosure narrow
     enough to fix the nearest float; None when that cannot be settled."""
-    outcomes = [o for o in p if not _is_zero_value(p[o])]
+    outcomes = [o for o in p if not is_zero(p[o])]
     if not outcomes:
         return None
-    if any(_is_zero_value(q.get(o, 0)) for o in outcomes):
+    if any(is_zero(q.get(o, 0)) for o in outcomes):
         return math.inf, math.inf
     ratios = [(_as_fraction(p[o]), _as_fraction(q[o])) for o in outcomes]
     rational = None
@@ -584,7 +584,8 @@ def exact_log_ratio(p: Mapping, q: Mapping) -> Bounds | None:
         return None
 
 
-def _is_zero_value(value: Any) -> bool:
+def is_zero(value: Any) -> bool:
+    """Whether ``value`` (a probability, a claimed delta: any number type) is 0; False where it cannot be compared."""
     try:
         return bool(value == 0)
     except TypeError:

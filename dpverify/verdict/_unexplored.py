@@ -252,8 +252,9 @@ def _exp_above(epsilon: Any) -> float:
     return math.nextafter(value, math.inf) * (1 + 2.0**-40) if math.isfinite(value) else math.inf
 
 
-def undecided_reason(unexplored: float, needed: float, delta: Any) -> str:
-    """Why a claim on rows with unexplored mass is undecided, and the two ways on."""
+def undecided_reason(unexplored: float, needed: float, delta: Any, *, pure: bool) -> str:
+    """Why a claim on rows with unexplored mass is undecided, and the ways on (for a ``pure`` claim, declaring
+    the outputs too)."""
     claim = f"claim delta >= {_rounded_up(needed):.6g}" if needed <= 1 else "a larger epsilon"
     return (
         f"the outputs leave up to {unexplored:.3g} of their mass unexplored (on any outcome); with it the claim "
@@ -261,16 +262,8 @@ def undecided_reason(unexplored: float, needed: float, delta: Any) -> str:
         f"{needed:.6g} on some pair) nor refuted (no pair exceeds delta by more than e^eps times the unexplored "
         f"mass of its neighbour). Explore further: from_sampler(..., tail=smaller), or {claim}"
         + ("; or, knowing every output the sampler can return, declare them: from_sampler(..., tail=m, outputs=[...])."
-           if _is_zero(delta) else ".")
+           if pure else ".")
     )
-
-
-def _is_zero(delta: Any) -> bool:
-    """Whether the claimed ``delta`` is 0 (a pure claim), whatever number type holds it."""
-    try:
-        return float(delta) == 0
-    except (TypeError, ValueError):
-        return False
 
 
 def _rounded_up(value: float) -> float:

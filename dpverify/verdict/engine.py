@@ -100,7 +100,7 @@ import numpy as np
 from dpverify.errors import InvalidArgument
 from dpverify.finite.pair_sources import ArrayPairs
 from dpverify.verdict import _unexplored
-from dpverify.verdict._certify import RowClasses, walk_candidates
+from dpverify.verdict._certify import RowClasses, is_zero, walk_candidates
 from dpverify.verdict._certify import surely_within_rounding as _surely_within_rounding
 from dpverify.verdict._figures import exact_figures
 from dpverify.verdict._unexplored import declared_of, unexplored_of
@@ -632,7 +632,7 @@ def _decide_unexplored(pairs: RowPairs, epsilon: Any, delta: Any) -> Decision:
                         tuple(sorted(read)), largest)
     # a pure claim on declared outputs: the first row of each pair with its bound on every declared output
     # (Proved only clear of rounding); otherwise both rows with their bounds on outcomes of their own
-    declared = pairs.declared if pairs.declared is not None and base is None and _is_zero_claim(delta) else None
+    declared = pairs.declared if pairs.declared is not None and base is None and is_zero(delta) else None
     if declared is None:
         matrix = _unexplored.augmented(pairs.matrix, upper)
         outcomes = [*pairs.outcome_names(), _unexplored.TAIL_P, _unexplored.TAIL_Q]
@@ -666,17 +666,12 @@ def _decide_unexplored(pairs: RowPairs, epsilon: Any, delta: Any) -> Decision:
     if holds.verdict.passes if declared is None else holds.verdict is Verdict.HOLDS:
         return Decision(holds.verdict, explored.epsilon_star, explored.delta_star, None, certified,
                         holds.within_rounding_pairs, 0, explored.sweep, None, tuple(sorted(read)), largest)
-    reason = (_unexplored.undecided_reason(largest, holds.sweep.delta_star, delta) if declared is None
+    reason = (_unexplored.undecided_reason(largest, holds.sweep.delta_star, delta, pure=is_zero(delta))
+              if declared is None
               else _unexplored.declared_reason(largest, epsilon))
     return Decision(Verdict.UNDECIDED, explored.epsilon_star, explored.delta_star, None, certified, 0, undecided,
                     explored.sweep, None, tuple(sorted(read)), largest, reason)
 
-
-def _is_zero_claim(delta: Any) -> bool:
-    try:
-        return bool(delta == 0)
-    except TypeError:
-        return False
 
 
 def _bound(pairs: RowPairs, candidates: _Candidates, position: int, delta: Any) -> Any:
