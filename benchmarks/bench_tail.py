@@ -2,8 +2,8 @@
 refusal of a tail out of reach.
 
 Rows (this checkout): a coin loop (heads before the first tail, capped at 3); a uniform draw of 2,000
-branches then a coin loop (set aside whole while its branches are light); a loop that branches four
-ways a round (0.82 of the mass kept per pass, 13x the runs), at a tail it reaches and at 1e-9 (refused
+branches then a coin loop (set aside whole while its branches are light); a loop that branches 16
+ways a round (0.9 of the mass kept per pass, 16x the runs), at a tail it reaches and at 1e-9 (refused
 early); with diffprivlib installed, its GeometricFolded, Staircase and PermuteAndFlip on the datasets
 of tests/interop (the runs summed over them), and GaussianDiscrete at tail 1e-10 (refused: the
 seconds to the refusal and the tail it names). Each row: runs, the largest unexplored mass, seconds.
@@ -43,7 +43,7 @@ def fan_loop(dataset, rng):
 def branching(dataset, rng):
     k = 0
     while rng.random() < Fraction(9, 10):
-        k += int(rng.integers(0, 4))
+        k += int(rng.integers(0, 16))
     return min(k, 3)
 """
 _INTEROP = """
@@ -64,8 +64,8 @@ sampler, datasets = samplers.gaussian_discrete, [(0,)]
 ROWS: dict[str, tuple[str, float, int]] = {
     "coin loop, tail 1e-12": (_LOOPS + "sampler, datasets = until_tails, [()]", 1e-12, 100_000),
     "2,000-way draw + coin loop, 1e-6": (_LOOPS + "sampler, datasets = fan_loop, [()]", 1e-6, 100_000),
-    "4-way branching loop, 0.6": (_LOOPS + "sampler, datasets = branching, [()]", 0.6, 100_000),
-    "4-way branching loop, 1e-9": (_LOOPS + "sampler, datasets = branching, [()]", 1e-9, 100_000),
+    "16-way branching loop, 0.66": (_LOOPS + "sampler, datasets = branching, [()]", 0.66, 100_000),
+    "16-way branching loop, 1e-9": (_LOOPS + "sampler, datasets = branching, [()]", 1e-9, 100_000),
     "GeometricFolded, 1e-12 (2 datasets)": (_INTEROP.format(root=str(ROOT), name="GeometricFolded"), 1e-12, 100_000),
     "Staircase, 1e-12 (2 datasets)": (_INTEROP.format(root=str(ROOT), name="Staircase"), 1e-12, 100_000),
     "PermuteAndFlip, 2^-32 (27 datasets)": (_INTEROP.format(root=str(ROOT), name="PermuteAndFlip"), 2.0**-32, 100_000),

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 from dpverify.errors import EnumerationTooLarge
 
-__all__ = ["CUTOFF_STEP", "ESTIMATE_AFTER", "PROBES", "Pass", "out_of_reach", "refuse_paths", "refuse_tail"]
+__all__ = ["CUTOFF_STEP", "ESTIMATE_AFTER", "OVER", "PROBES", "Pass", "out_of_reach", "refuse_paths", "refuse_tail"]
 
 #: Runs enumerated before the path count is first estimated (an early refusal of a huge sampler).
 ESTIMATE_AFTER = 1_000
@@ -75,9 +75,10 @@ def out_of_reach(passes: list[Pass], tail: Fraction, max_paths: int) -> float | 
 
 
 def refuse_tail(name: str, max_paths: int, tail: Fraction, dataset: Any, elapsed: float, passes: list[Pass], *,
-                runs: int | None = None, projected: float | None = None) -> NoReturn:
+                runs: int | None = None, projected: float | None = None, estimate: float | None = None) -> NoReturn:
     """Raise EnumerationTooLarge for a ``tail`` out of reach: after ``runs`` runs at ``max_paths``
-    (mid-pass), or after the last of ``passes`` with the ``projected`` runs. Names what a run costs,
+    (mid-pass), or after the last of ``passes`` with the ``projected`` runs (in a tree of ``estimate``
+    paths by Knuth's estimator). Names what a run costs,
     the mass the last passes left, the tail the last one reached (a run given it stops there) and,
     at their pace, the tail ``max_paths`` would reach."""
     runs = passes[-1].runs if runs is None else runs
@@ -90,7 +91,7 @@ def refuse_tail(name: str, max_paths: int, tail: Fraction, dataset: Any, elapsed
         size = "more than 1e308" if math.isinf(projected) else f"about {projected:.3g}"
         head = (f"the sampler {name} cannot reach tail={float(tail):g} within max_paths={max_paths:,} on dataset "
                 f"{dataset!r}: at the pace of its passes by mass it needs {size} runs ({runs:,} so far, "
-                f"{seconds_text(elapsed)}, {cost})")
+                f"{seconds_text(elapsed)}, {cost}), in a tree of {_paths_text(estimate)} paths by Knuth's estimate")
     if passes:
         steps = ", ".join(f"{float(p.unexplored):.3g} after {p.runs:,}" for p in passes[-3:])
         reached = passes[-1]
@@ -128,6 +129,10 @@ def refuse_paths(name: str, max_paths: int, dataset: Any, paths: int, elapsed: f
         "make the sampler's draws smaller (fewer records, a smaller range, fewer draws), or check it "
         "statistically with dpverify.estimate."
     )
+
+
+def _paths_text(estimate: float | None) -> str:
+    return "more than 1e308" if estimate is None or math.isinf(estimate) else f"about {estimate:.3g}"
 
 
 def seconds_text(seconds: float) -> str:

@@ -85,6 +85,7 @@ from dpverify.finite.distribution import FLOAT_SUM_TOLERANCE, Distribution
 from dpverify.finite.sampler._budget import (
     CUTOFF_STEP,
     ESTIMATE_AFTER,
+    OVER,
     PROBES,
     Pass,
     out_of_reach,
@@ -689,12 +690,16 @@ class SamplerMechanism:
             return math.inf
 
     def _project(self, search: _Search, dataset: Any) -> None:
-        """Refuse, after a pass by mass, a tail the passes' pace puts beyond ``max_paths``."""
+        """Refuse, after a pass by mass, a tail the passes' pace puts beyond ``max_paths`` in a tree
+        Knuth's estimate finds larger than that too (a finite tree whose paths open pass after pass
+        has the pace of an endless one until its lightest paths are reached: its estimate is its size)."""
         if search.paths >= ESTIMATE_AFTER:
             projected = out_of_reach(search.passes, self.tail, self.max_paths)
             if projected is not None:
-                refuse_tail(self.__name__, self.max_paths, self.tail, dataset, search.passes[-1].seconds,
-                            search.passes, projected=projected)
+                estimate = self._estimate(search.rng, dataset)
+                if estimate > OVER * self.max_paths:
+                    refuse_tail(self.__name__, self.max_paths, self.tail, dataset, search.passes[-1].seconds,
+                                search.passes, projected=projected, estimate=estimate)
 
     def _refuse(self, rng: ExactRandom, dataset: Any, paths: int, elapsed: float, estimate: float | None = None) -> None:
         """Raise EnumerationTooLarge after ``paths`` paths (``elapsed`` seconds), with Knuth's estimate."""

@@ -37,6 +37,15 @@ def test_a_wide_draw_opening_over_passes_is_not_projected():
     assert out_of_reach(fan[:3], Fraction(1, 10**12), 1) is None
 
 
+def test_a_finite_tree_opening_pass_after_pass_is_enumerated_not_refused_early():
+    from tests.dpverify.finite.test_tail_reference import OPENING, _program
+
+    # Its passes open it 16x a pass to 1,016 runs, a pace that puts 2^-40 at 3e10 runs; but Knuth's
+    # estimate of its whole tree is 936 paths, under 4 x max_paths, so it is enumerated: nothing left.
+    found = from_sampler(_program(OPENING), tail=Fraction(1, 2**40)).enumerate(())
+    assert found.distribution.unexplored == 0 and found.distribution == from_sampler(_program(OPENING))(())
+
+
 @pytest.mark.slow  # 3 s; the default twin is the projection above on this very pattern of passes
 def test_a_wide_draw_then_a_loop_is_enumerated_not_refused_early():
     def fan(dataset, rng):
@@ -53,12 +62,12 @@ def test_a_refusal_names_a_tail_that_stops_there():
     def branching(dataset, rng):  # as test_unbounded_paths.branching_loop
         k = 0
         while rng.random() < Fraction(9, 10):
-            k += int(rng.integers(0, 4))
+            k += int(rng.integers(0, 16))
         return min(k, 3)
 
-    with pytest.raises(EnumerationTooLarge, match=r"tail=0\.6 stops after the same 2,525 runs"):
+    with pytest.raises(EnumerationTooLarge, match=r"tail=0\.66 stops after the same 8,738 runs"):
         from_sampler(branching, tail=1e-9)(())
-    assert from_sampler(branching, tail=0.6).enumerate(()).paths == 2_525
+    assert from_sampler(branching, tail=0.66).enumerate(()).paths == 8_738
 
 
 def test_the_reachable_tail_is_carried_at_most_ten_thousand_passes():

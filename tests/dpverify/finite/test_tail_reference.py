@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dpverify import from_sampler
@@ -39,7 +39,13 @@ def _program(steps: list[tuple]) -> object:
     return sampler
 
 
+#: Found by this test on a fresh clone: a finite tree of about 900 paths whose passes opened it 16x a pass
+#: looked endless to the pace alone, and tail=2^-40 was refused early; Knuth's estimate (936 paths) now vetoes.
+OPENING = [("weighted", [5, 2, 3, 1]), ("weighted", [3, 2, 2, 5]), ("int", 6), ("int", 6), ("coin", Fraction(1, 10))]
+
+
 @settings(max_examples=60, deadline=None)
+@example(steps=OPENING, tail=Fraction(1, 2**14))
 @given(steps=st.lists(_STEP, min_size=1, max_size=5), tail=st.sampled_from([Fraction(1, 2), Fraction(1, 16),
                                                                             Fraction(1, 300), Fraction(1, 2**14)]))
 def test_by_mass_is_the_exhaustive_distribution_short_by_at_most_the_unexplored_mass(steps, tail):

@@ -184,13 +184,15 @@ def test_check_sampler_with_a_tail(capsys):
 
 
 def test_check_sampler_with_a_tail_out_of_reach_names_the_tail_reached_as_flags(capsys):
-    # branching_loop keeps about 0.82 of the mass left per pass for about 13x the runs (its docstring):
-    # 1e-9 is out of reach, and the refusal names the tail its passes did reach, with the flags to pass
-    args = ["check", "tests.cli_mechanisms:branching_loop", "--sampler", *BITS, "--epsilon", "1", "--tail", "1e-9"]
+    # branching_loop keeps 0.9 of the mass left per pass for 16x the runs (its docstring): 1e-9 is out
+    # of reach, and the refusal names the tail its passes did reach, and the one a million runs would
+    # (one more pass of 16 x 8,192 runs fits), with the flags to pass
+    args = ["check", "tests.cli_mechanisms:branching_loop", "--sampler", *BITS, "--epsilon", "1", "--tail", "1e-9",
+            "--max-paths", "1000000"]
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert "cannot reach tail=1e-09 within max_paths=100,000 on dataset (0,)" in err
-    assert re.search(r"; --tail 0\.\d+ stops after the same [\d,]+ runs; at this pace max_paths=100,000 reaches about "
+    assert "cannot reach tail=1e-09 within max_paths=1,000,000 on dataset (0,)" in err
+    assert re.search(r"; --tail 0\.\d+ stops after the same [\d,]+ runs; at this pace max_paths=1,000,000 reaches about "
                      r"--tail 0\.\d+\. Allow a larger tail \(--tail MASS\), raise --max-paths", err)
     assert err.rstrip().endswith("or check it statistically with --estimate.")
 
