@@ -114,7 +114,7 @@ def this_checkout() -> None:
         seconds = time.perf_counter() - started
         named = ""
         if refused:
-            head = message.split("; at this pace")[0]
+            head = message.split("; at this pace")[0].split(". Allow")[0]
             named = "tail named: " + head.rsplit("; ", 1)[-1] if "stops after" in head else message[:80]
         counts = f"{'-':>9} {'-':>11}" if refused else f"{runs:>9,} {left:>11.3g}"
         print(f"{name:<38} {counts} {seconds:>8.2f}  {named}", flush=True)
